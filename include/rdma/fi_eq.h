@@ -124,11 +124,19 @@ struct fi_eq_err_entry {
  * part, so a read returns sizeof(struct fi_eq_cm_entry) + data length.
  * The receiver owns 'info' and frees it with fi_freeinfo().
  */
+#if defined(__cplusplus) && defined(__GNUC__)
+/* C++ has no flexible array members; g++/clang++ accept them as an extension. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#endif
 struct fi_eq_cm_entry {
 	fid_t			fid;
 	struct fi_info		*info;
 	uint8_t			data[];
 };
+#if defined(__cplusplus) && defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 struct fi_ops_eq {
 	size_t	size;
