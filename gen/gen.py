@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""Write the FABRIC_DIRECT wrappers and the OFF build's ops tables.
+
+Inputs: gen/api.spec (which provider function implements which call) and the
+public headers in include/rdma (the calls' signatures and default bodies).
+Outputs (committed; never edit them by hand):
+  include/fabric_direct/rdma/fi_direct*.h
+  prov_verbs/fdv_ops_gen.c
+
+  gen/gen.py           regenerate in place
+  gen/gen.py --check   exit 1 and name each output regeneration would change
+
+Python 3 standard library only: a fresh Debian has everything it needs.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPEC = "gen/api.spec"
+DIRECT_DIR = "include/fabric_direct/rdma"
+OPS_C = "prov_verbs/fdv_ops_gen.c"
+REGEN = "python3 gen/gen.py"
+
+# Which ops struct a dispatch `obj->member->field(...)` goes through, keyed by
+# the first parameter's struct and the member naming the table.
+OPS_STRUCTS = {
+    ("fid_ep", "msg"): "fi_ops_msg",
+    ("fid_ep", "rma"): "fi_ops_rma",
+    ("fid_ep", "tagged"): "fi_ops_tagged",
+    ("fid_ep", "atomic"): "fi_ops_atomic",
+    ("fid_cq", "ops"): "fi_ops_cq",
+}
+
+
+class GenError(Exception):
+    pass
+
+
+def read(rel):
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+# --------------------------------------------------------------------------
+# Spec
+# --------------------------------------------------------------------------
+class Header:
+    def __init__(self, name, public, guard, includes, line):
+        self.name = name          # "endpoint", or "-" for fi_direct.h
+        self.public = public      # "fi_endpoint.h"
+        self.guard = guard        # "FABRIC_DIRECT_ENDPOINT" or None
+        self.includes = includes  # provider headers
+        self.calls = {}           # call -> {ep_type or None: impl}
+        self.line = line
+
+    @property
+    def filename(self):
+        return "fi_direct.h" if self.name == "-" else "fi_direct_%s.h" % self.name
+
+
+def parse_spec(text):
+    headers = []
+    cur = None
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        words = line.split()
+        if words[0] == "@header":
+            if len(words) < 4:
+                raise GenError("%s:%d: @header NAME PUBLIC GUARD [INCLUDES]" % (SPEC, n))
+            cur = Header(words[1], words[2], None if words[3] == "-" else words[3],
+                         words[4:], n)
+            headers.append(cur)
+            continue
+        if cur is None or cur.guard is None:
+            raise GenError("%s:%d: call outside a guarded @header" % (SPEC, n))
+        call, impls = words[0], {}
+        if len(words) < 2:
+            raise GenError("%s:%d: %s has no implementation" % (SPEC, n, call))
+        for w in words[1:]:
+            t, _, impl = w.rpartition("=")
+            impls[t or None] = impl
+        if call in cur.calls:
+            raise GenError("%s:%d: %s listed twice" % (SPEC, n, call))
+        cur.calls[call] = impls
+    return headers
+
+
+# --------------------------------------------------------------------------
+# Public headers
+# --------------------------------------------------------------------------
+def strip_comments(text):
+    return re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)),
+                  text, flags=re.S)
+
+
+def include_guard(text, public):
+    m = re.search(r"^\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+\1\b", text, re.M)
+    if not m:
+        raise GenError("include/rdma/%s: no include guard found" % public)
+    return m.group(1)
+
+
+def guarded_region(text, guard, public):
+    """The text between `#ifndef GUARD` and its matching #endif."""
+    m = re.search(r"^[ \t]*#[ \t]*ifndef[ \t]+%s\b[^\n]*\n" % guard, text, re.M)
+    if not m:
+        raise GenError("include/rdma/%s: no #ifndef %s section" % (public, guard))
+    depth, pos = 1, m.end()
+    for d in re.finditer(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b[^\n]*\n?",
+                         text[pos:], re.M):
+        depth += -1 if d.group(1) == "endif" else 1
+        if depth == 0:
+            return text[pos:pos + d.start()]
+    raise GenError("include/rdma/%s: #ifndef %s never closed" % (public, guard))
+
+
+class Func:
+    def __init__(self, start, body_start, end, ret, name, params, body):
+        self.start, self.body_start, self.end = start, body_start, end
+        self.ret, self.name, self.params, self.body = ret, name, params, body
+
+    def param_names(self):
+        names = []
+        for p in split_params(self.params):
+            if p == "void":
+                continue
+            m = re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", p)
+            names.append(m.group(1))
+        return names
+
+    def param_types(self):
+        out = []
+        for p in split_params(self.params):
+            if p == "void":
+                continue
+            m = re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", p)
+            out.append(p[:m.start(1)].strip())
+        return out
+
+
+def split_params(params):
+    parts, depth, cur = [], 0, ""
+    for ch in params:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(" ".join(cur.split()))
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(" ".join(cur.split()))
+    return parts
+
+
+def inline_functions(region):
+    """Every `static inline` function definition of a region."""
+    clean = strip_comments(region)
+    funcs = []
+    for m in re.finditer(r"static\s+inline\s+([^;{}()]*?)\b(\w+)\s*\(", clean):
+        depth, i = 1, m.end()
+        while depth:
+            depth += {"(": 1, ")": -1}.get(clean[i], 0)
+            i += 1
+        params = clean[m.end():i - 1]
+        j = i
+        while clean[j].isspace():
+            j += 1
+        if clean[j] != "{":
+            continue  # a declaration, not a definition
+        depth, k = 1, j + 1
+        while depth:
+            depth += {"{": 1, "}": -1}.get(clean[k], 0)
+            k += 1
+        funcs.append(Func(m.start(), j, k, " ".join(m.group(1).split()),
+                          m.group(2), params, clean[j + 1:k - 1]))
+    return funcs
+
+
+def ops_fields(text, struct):
+    m = re.search(r"struct\s+%s\s*\{(.*?)\};" % struct, strip_comments(text), re.S)
+    if not m:
+        raise GenError("struct %s not found in the public headers" % struct)
+    return re.findall(r"\(\s*\*\s*(\w+)\s*\)", m.group(1))
+
+
+def dispatch_of(func):
+    """(first param struct, table member, field) of a one-line default body
+    `return p->table->field(args)` whose args are the parameters in order."""
+    m = re.fullmatch(r"\s*return\s+(\w+)\s*->\s*(\w+)\s*->\s*(\w+)\s*\(([^;]*)\)\s*;\s*",
+                     func.body)
+    names = func.param_names()
+    if not m or not names or m.group(1) != names[0]:
+        raise GenError("%s: default body is not a plain ops dispatch; "
+                       "it cannot be specialized" % func.name)
+    args = [a.strip() for a in m.group(4).split(",")] if m.group(4).strip() else []
+    if args != names:
+        raise GenError("%s: ops call does not pass the parameters through" % func.name)
+    pm = re.search(r"struct\s+(\w+)", func.param_types()[0])
+    return pm.group(1), m.group(2), m.group(3)
+
+
+# --------------------------------------------------------------------------
+# Writers
+# --------------------------------------------------------------------------
+def banner(comment_open, comment_close):
+    return ("%s Generated from gen/api.spec and include/rdma by gen/gen.py: do not\n"
+            " * edit; regenerate with `%s`. %s\n" % (comment_open, REGEN, comment_close))
+
+
+def enosys_body(func):
+    lines = ["\t(void)%s;" % n for n in func.param_names()]
+    lines.append("\treturn -FI_ENOSYS;")
+    return "\n".join(lines)
+
+
+def impl_body(func, impls):
+    if len(impls) != 1:
+        raise GenError("%s: one implementation per call for now (endpoint types "
+                       "compiled in: msg)" % func.name)
+    impl = next(iter(impls.values()))
+    if impl == "enosys":
+        return enosys_body(func)
+    return "\treturn %s(%s);" % (impl, ", ".join(func.param_names()))
+
+
+def direct_header(h, public_text):
+    pub_guard = include_guard(public_text, h.public)
+    out = [banner("/*", "*/"), ""]
+    own = "FD_DIRECT_%s_H" % (h.name.upper() if h.name != "-" else "FABRIC")
+    out.append("#ifndef %s" % own)
+    if h.guard is None:
+        out.append("#define %s" % own)
+        out.append("")
+        out.append("/* Included by <rdma/%s> under FABRIC_DIRECT. The verbs provider "
+                   "keeps\n * the default definitions here, so this header defines "
+                   "nothing. */" % h.public)
+        out.append("")
+        out.append("#endif /* %s */" % own)
+        return "\n".join(out) + "\n"
+
+    region = guarded_region(public_text, h.guard, h.public)
+    funcs = {f.name: f for f in inline_functions(region)}
+    for call in h.calls:
+        if call not in funcs:
+            raise GenError("%s:%d: %s is not a wrapper in the %s section of "
+                           "include/rdma/%s" % (SPEC, h.line, call, h.guard, h.public))
+    # Rebuild the region with the listed calls' bodies replaced; comments of
+    # the original are dropped with the body they described.
+    clean = strip_comments(region)
+    pieces, pos = [], 0
+    for f in sorted(funcs.values(), key=lambda f: f.start):
+        if f.name in h.calls:
+            dispatch_of(f)  # the body must be the plain dispatch we replace
+            pieces.append(clean[pos:f.body_start])
+            pieces.append("{\n%s\n}" % impl_body(f, h.calls[f.name]))
+            pos = f.end
+    pieces.append(clean[pos:])
+    body = "".join(pieces)
+    body = re.sub(r"[ \t]+\n", "\n", body)
+    body = re.sub(r"\n{3,}", "\n\n", body).strip("\n")
+
+    out.append("/* Included on its own: go through the public header, which "
+               "includes this\n * one at the point where its types are "
+               "complete. */")
+    out.append("#ifndef %s" % pub_guard)
+    out.append("#include <rdma/%s>" % h.public)
+    out.append("#else")
+    out.append("#define %s" % own)
+    out.append("")
+    out.append("#define %s" % h.guard)
+    out.append("")
+    for inc in h.includes:
+        out.append("#include <%s>" % inc)
+    out.append("")
+    out.append("#ifdef __cplusplus")
+    out.append('extern "C" {')
+    out.append("#endif")
+    out.append("")
+    out.append(body)
+    out.append("")
+    out.append("#ifdef __cplusplus")
+    out.append("}")
+    out.append("#endif")
+    out.append("")
+    out.append("#endif /* %s */" % pub_guard)
+    out.append("#endif /* %s */" % own)
+    return "\n".join(out) + "\n"
+
+
+def ops_c(headers, public_texts):
+    all_text = "\n".join(public_texts.values())
+    tables = {}    # (ep_type, struct) -> {field: impl}
+    stubs = []     # (func) needing an out-of-line -FI_ENOSYS function
+    includes = []
+    for h in headers:
+        if h.guard is None:
+            continue
+        for inc in h.includes:
+            if inc not in includes:
+                includes.append(inc)
+        funcs = {f.name: f for f in inline_functions(
+            guarded_region(public_texts[h.public], h.guard, h.public))}
+        for call, impls in h.calls.items():
+            f = funcs[call]
+            obj, member, field = dispatch_of(f)
+            struct = OPS_STRUCTS.get((obj, member))
+            if struct is None:
+                raise GenError("%s: no ops table known for %s->%s" % (call, obj, member))
+            for ep_type, impl in impls.items():
+                if impl == "enosys":
+                    impl = "fdv_enosys_%s" % call[3:]
+                    if f not in stubs:
+                        stubs.append(f)
+                tables.setdefault((ep_type, struct), {})[field] = impl
+    out = [banner("/*", "*/"), ""]
+    out.append("/* The ops tables an object hands out in the OFF build (and to programs")
+    out.append(" * compiled without FABRIC_DIRECT): the same provider functions the")
+    out.append(" * direct wrappers call, here compiled out of line. */")
+    out.append("")
+    for pub in ("fi_endpoint.h", "fi_rma.h", "fi_atomic.h", "fi_tagged.h", "fi_eq.h"):
+        out.append("#include <rdma/%s>" % pub)
+    for inc in includes:
+        out.append("#include <%s>" % inc)
+    out.append('#include "fdv_ops.h"')
+    out.append("")
+    for f in stubs:
+        params = ", ".join(split_params(f.params))
+        out.append("static %s fdv_enosys_%s(%s)" % (f.ret, f.name[3:], params))
+        out.append("{")
+        out.append(enosys_body(f))
+        out.append("}")
+        out.append("")
+    for (ep_type, struct), fields in sorted(tables.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
+        want = ops_fields(all_text, struct)
+        missing = [fl for fl in want if fl not in fields]
+        if missing:
+            raise GenError("%s: no implementation for %s in gen/api.spec"
+                           % (struct, ", ".join(missing)))
+        name = "fdv_%s_ops_%s" % (ep_type, struct[7:]) if ep_type else "fdv_ops_%s" % struct[7:]
+        out.append("struct %s %s = {" % (struct, name))
+        out.append("\t.size = sizeof(struct %s)," % struct)
+        for fl in want:
+            out.append("\t.%s = %s," % (fl, fields[fl]))
+        out.append("};")
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def generate():
+    headers = parse_spec(read(SPEC))
+    public_texts = {}
+    for h in headers:
+        if h.public not in public_texts:
+            public_texts[h.public] = read("include/rdma/%s" % h.public)
+    outputs = {}
+    for h in headers:
+        outputs["%s/%s" % (DIRECT_DIR, h.filename)] = direct_header(h, public_texts[h.public])
+    outputs[OPS_C] = ops_c(headers, public_texts)
+    return outputs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true",
+                    help="change nothing; exit 1 if an output is out of date")
+    args = ap.parse_args()
+    try:
+        outputs = generate()
+    except GenError as e:
+        print("gen.py: %s" % e, file=sys.stderr)
+        return 2
+    stale = []
+    for rel, text in outputs.items():
+        path = os.path.join(ROOT, rel)
+        old = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                old = f.read()
+        if old == text:
+            continue
+        stale.append(rel)
+        if not args.check:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+    # Anything else in the direct directory was not generated from the spec.
+    extra = sorted(set(os.listdir(os.path.join(ROOT, DIRECT_DIR))) -
+                   {os.path.basename(r) for r in outputs if r.startswith(DIRECT_DIR)})
+    if args.check:
+        for rel in stale:
+            print("out of date: %s (regenerate with `%s`)" % (rel, REGEN))
+        for e in extra:
+            print("not generated: %s/%s" % (DIRECT_DIR, e))
+        if stale or extra:
+            return 1
+        print("generated files up to date (%d files)" % len(outputs))
+        return 0
+    for e in extra:
+        print("warning: %s/%s is not generated from the spec" % (DIRECT_DIR, e))
+    for rel in stale:
+        print("wrote %s" % rel)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

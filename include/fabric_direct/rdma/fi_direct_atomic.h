@@ -1,0 +1,273 @@
+/* Generated from gen/api.spec and include/rdma by gen/gen.py: do not
+ * edit; regenerate with `python3 gen/gen.py`. */
+
+
+#ifndef FD_DIRECT_ATOMIC_H
+/* Included on its own: go through the public header, which includes this
+ * one at the point where its types are complete. */
+#ifndef FD_RDMA_FI_ATOMIC_H
+#include <rdma/fi_atomic.h>
+#else
+#define FD_DIRECT_ATOMIC_H
+
+#define FABRIC_DIRECT_ATOMIC
+
+#include <fdv/fdv_ep.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+static inline ssize_t fi_atomic(struct fid_ep *ep, const void *buf,
+				size_t count, void *desc, fi_addr_t dest_addr,
+				uint64_t addr, uint64_t key,
+				enum fi_datatype datatype, enum fi_op op,
+				void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static inline ssize_t fi_atomicv(struct fid_ep *ep, const struct fi_ioc *iov,
+				 void **desc, size_t count,
+				 fi_addr_t dest_addr, uint64_t addr,
+				 uint64_t key, enum fi_datatype datatype,
+				 enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static inline ssize_t fi_atomicmsg(struct fid_ep *ep,
+				   const struct fi_msg_atomic *msg,
+				   uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+static inline ssize_t fi_inject_atomic(struct fid_ep *ep, const void *buf,
+				       size_t count, fi_addr_t dest_addr,
+				       uint64_t addr, uint64_t key,
+				       enum fi_datatype datatype,
+				       enum fi_op op)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	return -FI_ENOSYS;
+}
+
+static inline ssize_t fi_fetch_atomic(struct fid_ep *ep, const void *buf,
+				      size_t count, void *desc, void *result,
+				      void *result_desc, fi_addr_t dest_addr,
+				      uint64_t addr, uint64_t key,
+				      enum fi_datatype datatype, enum fi_op op,
+				      void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)result;
+	(void)result_desc;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static inline ssize_t fi_fetch_atomicv(struct fid_ep *ep,
+				       const struct fi_ioc *iov, void **desc,
+				       size_t count, struct fi_ioc *resultv,
+				       void **result_desc, size_t result_count,
+				       fi_addr_t dest_addr, uint64_t addr,
+				       uint64_t key, enum fi_datatype datatype,
+				       enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static inline ssize_t fi_fetch_atomicmsg(struct fid_ep *ep,
+					 const struct fi_msg_atomic *msg,
+					 struct fi_ioc *resultv,
+					 void **result_desc,
+					 size_t result_count, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+static inline ssize_t fi_compare_atomic(struct fid_ep *ep, const void *buf,
+					size_t count, void *desc,
+					const void *compare,
+					void *compare_desc, void *result,
+					void *result_desc, fi_addr_t dest_addr,
+					uint64_t addr, uint64_t key,
+					enum fi_datatype datatype,
+					enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)compare;
+	(void)compare_desc;
+	(void)result;
+	(void)result_desc;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static inline ssize_t fi_compare_atomicv(struct fid_ep *ep,
+					 const struct fi_ioc *iov, void **desc,
+					 size_t count,
+					 const struct fi_ioc *comparev,
+					 void **compare_desc,
+					 size_t compare_count,
+					 struct fi_ioc *resultv,
+					 void **result_desc,
+					 size_t result_count,
+					 fi_addr_t dest_addr, uint64_t addr,
+					 uint64_t key,
+					 enum fi_datatype datatype,
+					 enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)comparev;
+	(void)compare_desc;
+	(void)compare_count;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static inline ssize_t fi_compare_atomicmsg(struct fid_ep *ep,
+					   const struct fi_msg_atomic *msg,
+					   const struct fi_ioc *comparev,
+					   void **compare_desc,
+					   size_t compare_count,
+					   struct fi_ioc *resultv,
+					   void **result_desc,
+					   size_t result_count, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)comparev;
+	(void)compare_desc;
+	(void)compare_count;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+static inline int fi_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype,
+				 enum fi_op op, size_t *count)
+{
+	(void)ep;
+	(void)datatype;
+	(void)op;
+	(void)count;
+	return -FI_ENOSYS;
+}
+
+static inline int fi_fetch_atomicvalid(struct fid_ep *ep,
+				       enum fi_datatype datatype,
+				       enum fi_op op, size_t *count)
+{
+	(void)ep;
+	(void)datatype;
+	(void)op;
+	(void)count;
+	return -FI_ENOSYS;
+}
+
+static inline int fi_compare_atomicvalid(struct fid_ep *ep,
+					 enum fi_datatype datatype,
+					 enum fi_op op, size_t *count)
+{
+	(void)ep;
+	(void)datatype;
+	(void)op;
+	(void)count;
+	return -FI_ENOSYS;
+}
+
+static inline int fi_query_atomic(struct fid_domain *domain,
+				  enum fi_datatype datatype, enum fi_op op,
+				  struct fi_atomic_attr *attr, uint64_t flags)
+{
+	if (!FI_CHECK_OP(domain->ops, struct fi_ops_domain, query_atomic))
+		return -FI_ENOSYS;
+	return domain->ops->query_atomic(domain, datatype, op, attr, flags);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FD_RDMA_FI_ATOMIC_H */
+#endif /* FD_DIRECT_ATOMIC_H */

@@ -1,0 +1,609 @@
+/* Connection management over rdma_cm: passive endpoints, the CM calls of
+ * active endpoints, and the translation of rdma_cm events into EQ entries
+ * (which is where the connection state machine advances). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdv_internal.h"
+
+/* ---- CM private data: [length byte][user bytes], as upstream frames it ---- */
+
+size_t fdv_cm_pack(uint8_t *out, const void *param, size_t len)
+{
+	out[0] = (uint8_t)len;
+	if (len)
+		memcpy(out + 1, param, len);
+	return len + 1;
+}
+
+/* Private data arrives from the network: trust nothing. RDMA CM may hand
+ * us more bytes than the peer sent (the transport pads), never fewer than
+ * the header claims from a well-behaved peer. */
+int fdv_cm_unpack(const void *priv, size_t priv_len, const uint8_t **data,
+		  size_t *len)
+{
+	const uint8_t *p = (const uint8_t *)priv;
+
+	*data = NULL;
+	*len = 0;
+	if (!p || !priv_len)
+		return 0;	/* a peer that sent nothing at all */
+	if ((size_t)p[0] > priv_len - 1 || p[0] > FDV_CM_DATA_MAX)
+		return -FI_EINVAL;
+	*data = p + 1;
+	*len = p[0];
+	return 0;
+}
+
+static int fdv_cm_check_param(const void *param, size_t len)
+{
+	if (len > FDV_CM_DATA_MAX || (len && !param))
+		return -FI_EINVAL;
+	return 0;
+}
+
+static int fdv_copy_addr(const struct sockaddr *sa, void *addr, size_t *addrlen)
+{
+	size_t need = sa ? fd_sockaddr_len(sa) : 0;
+
+	if (!addrlen || (!addr && *addrlen))
+		return -FI_EINVAL;
+	if (!need)
+		return -FI_EADDRNOTAVAIL;
+	if (*addrlen < need) {
+		*addrlen = need;
+		return -FI_ETOOSMALL;
+	}
+	memcpy(addr, sa, need);
+	*addrlen = need;
+	return 0;
+}
+
+static int fdv_cm_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct rdma_cm_id *id;
+
+	if (!fid)
+		return -FI_EINVAL;
+	if (fid->fclass == FI_CLASS_PEP)
+		id = FDV_OBJ(struct fdv_pep, pep_fid.fid, fid)->id;
+	else if (fid->fclass == FI_CLASS_EP)
+		id = FDV_OBJ(struct fdv_msg_ep, ep.ep_fid.fid, fid)->id;
+	else
+		return -FI_EINVAL;
+	return fdv_copy_addr(rdma_get_local_addr(id), addr, addrlen);
+}
+
+static int fdv_cm_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	(void)fid;
+	(void)addr;
+	(void)addrlen;
+	return -FI_ENOSYS;
+}
+
+static int fdv_cm_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		       struct fid_mc **mc, void *context)
+{
+	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
+	return -FI_ENOSYS;
+}
+
+/* ---- active endpoint CM calls ---- */
+
+static struct fdv_msg_ep *fdv_msg_ep_of(struct fid_ep *ep)
+{
+	return FDV_OBJ(struct fdv_msg_ep, ep.ep_fid, ep);
+}
+
+static int fdv_ep_getpeer(struct fid_ep *ep_fid, void *addr, size_t *addrlen)
+{
+	struct fdv_msg_ep *ep;
+
+	if (!ep_fid)
+		return -FI_EINVAL;
+	ep = fdv_msg_ep_of(ep_fid);
+	if (ep->state < FDV_EP_CONNECTING && !ep->passive)
+		return -FI_ENOTCONN;
+	return fdv_copy_addr(rdma_get_peer_addr(ep->id), addr, addrlen);
+}
+
+static void fdv_conn_param(struct fdv_msg_ep *ep, struct rdma_conn_param *cp,
+			   uint8_t *priv, const void *param, size_t len)
+{
+	const struct ibv_device_attr *da = &ep->domain->dev_attr;
+
+	memset(cp, 0, sizeof(*cp));
+	cp->private_data = priv;
+	cp->private_data_len = (uint8_t)fdv_cm_pack(priv, param, len);
+	/* Outstanding RDMA reads and atomics: as many as the device allows,
+	 * and on accept no more than the connecting side offered. */
+	cp->responder_resources = (uint8_t)(da->max_qp_rd_atom < 255 ? da->max_qp_rd_atom : 255);
+	cp->initiator_depth = (uint8_t)(da->max_qp_init_rd_atom < 255 ? da->max_qp_init_rd_atom : 255);
+	if (ep->passive) {
+		if (cp->responder_resources > ep->peer_initiator_depth)
+			cp->responder_resources = ep->peer_initiator_depth;
+		if (cp->initiator_depth > ep->peer_responder_resources)
+			cp->initiator_depth = ep->peer_responder_resources;
+	}
+	cp->flow_control = 1;
+	cp->retry_count = 7;
+	cp->rnr_retry_count = 7;	/* 7: retry for ever while the peer has no receive posted */
+}
+
+static int fdv_ep_connect(struct fid_ep *ep_fid, const void *addr,
+			  const void *param, size_t paramlen)
+{
+	struct fdv_msg_ep *ep;
+	struct rdma_conn_param cp;
+	uint8_t priv[FDV_CM_PRIV_MAX];
+	int ret;
+
+	(void)addr;	/* the destination came with fi_endpoint's info */
+	if (!ep_fid)
+		return -FI_EINVAL;
+	ep = fdv_msg_ep_of(ep_fid);
+	ret = fdv_cm_check_param(param, paramlen);
+	if (ret)
+		return ret;
+	if (ep->passive || ep->state != FDV_EP_ENABLED)
+		return -FI_EOPBADSTATE;
+	if (!ep->eq)
+		return -FI_ENOEQ;
+	fdv_conn_param(ep, &cp, priv, param, paramlen);
+	if (rdma_connect(ep->id, &cp)) {
+		ret = -fdv_errno_to_fi(errno);
+		FD_WARN(FD_LOG_EP_CTRL, "rdma_connect: %s", strerror(errno));
+		return ret;
+	}
+	ep->state = FDV_EP_CONNECTING;
+	FD_DBG(FD_LOG_EP_CTRL, "connecting qp %u on %s",
+	       ep->id->qp->qp_num, ibv_get_device_name(ep->id->verbs->device));
+	return 0;
+}
+
+static int fdv_ep_accept(struct fid_ep *ep_fid, const void *param,
+			 size_t paramlen)
+{
+	struct fdv_msg_ep *ep;
+	struct rdma_conn_param cp;
+	uint8_t priv[FDV_CM_PRIV_MAX];
+	int ret;
+
+	if (!ep_fid)
+		return -FI_EINVAL;
+	ep = fdv_msg_ep_of(ep_fid);
+	ret = fdv_cm_check_param(param, paramlen);
+	if (ret)
+		return ret;
+	if (!ep->passive || ep->state != FDV_EP_ENABLED)
+		return -FI_EOPBADSTATE;
+	if (!ep->eq)
+		return -FI_ENOEQ;
+	fdv_conn_param(ep, &cp, priv, param, paramlen);
+	if (rdma_accept(ep->id, &cp)) {
+		ret = -fdv_errno_to_fi(errno);
+		FD_WARN(FD_LOG_EP_CTRL, "rdma_accept: %s", strerror(errno));
+		return ret;
+	}
+	ep->state = FDV_EP_CONNECTING;
+	FD_DBG(FD_LOG_EP_CTRL, "accepted on qp %u", ep->id->qp->qp_num);
+	return 0;
+}
+
+int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep)
+{
+	ep->ep.qp_tx = NULL;
+	ep->state = FDV_EP_SHUTDOWN;
+	if (ep->disconnect_sent)
+		return 0;
+	ep->disconnect_sent = true;
+	/* Moves the QP to the error state: everything still posted flushes
+	 * into the CQs as FI_ECANCELED, and the peer sees FI_SHUTDOWN. */
+	if (rdma_disconnect(ep->id)) {
+		FD_DBG(FD_LOG_EP_CTRL, "rdma_disconnect: %s", strerror(errno));
+		return -fdv_errno_to_fi(errno);
+	}
+	return 0;
+}
+
+static int fdv_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
+{
+	struct fdv_msg_ep *ep;
+
+	if (!ep_fid)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	ep = fdv_msg_ep_of(ep_fid);
+	if (ep->state == FDV_EP_SHUTDOWN)
+		return 0;
+	if (ep->state != FDV_EP_CONNECTED && ep->state != FDV_EP_CONNECTING)
+		return -FI_ENOTCONN;
+	return fdv_msg_ep_disconnect(ep);
+}
+
+static int fdv_ep_no_listen(struct fid_pep *pep)
+{
+	(void)pep;
+	return -FI_ENOSYS;
+}
+
+static int fdv_ep_no_reject(struct fid_pep *pep, fid_t handle,
+			    const void *param, size_t paramlen)
+{
+	(void)pep; (void)handle; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+struct fi_ops_cm fdv_msg_ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = fdv_cm_setname,
+	.getname = fdv_cm_getname,
+	.getpeer = fdv_ep_getpeer,
+	.connect = fdv_ep_connect,
+	.listen = fdv_ep_no_listen,
+	.accept = fdv_ep_accept,
+	.reject = fdv_ep_no_reject,
+	.shutdown = fdv_ep_shutdown,
+	.join = fdv_cm_join,
+};
+
+/* ---- passive endpoint ---- */
+
+static struct fdv_pep *fdv_pep_of(struct fid_pep *pep)
+{
+	return FDV_OBJ(struct fdv_pep, pep_fid, pep);
+}
+
+static int fdv_pep_listen(struct fid_pep *pep_fid)
+{
+	struct fdv_pep *pep;
+
+	if (!pep_fid)
+		return -FI_EINVAL;
+	pep = fdv_pep_of(pep_fid);
+	if (!pep->eq)
+		return -FI_ENOEQ;
+	if (pep->listening)
+		return 0;
+	if (rdma_listen(pep->id, pep->backlog)) {
+		int err = errno;
+
+		FD_WARN(FD_LOG_EP_CTRL, "rdma_listen: %s", strerror(err));
+		return -fdv_errno_to_fi(err);
+	}
+	pep->listening = true;
+	return 0;
+}
+
+static int fdv_pep_reject(struct fid_pep *pep_fid, fid_t handle,
+			  const void *param, size_t paramlen)
+{
+	struct fdv_connreq *req;
+	uint8_t priv[FDV_CM_PRIV_MAX];
+	size_t n;
+	int ret;
+
+	if (!pep_fid || !handle || handle->fclass != FI_CLASS_CONNREQ)
+		return -FI_EINVAL;
+	ret = fdv_cm_check_param(param, paramlen);
+	if (ret)
+		return ret;
+	req = FDV_OBJ(struct fdv_connreq, handle, handle);
+	n = fdv_cm_pack(priv, param, paramlen);
+	ret = rdma_reject(req->id, priv, (uint8_t)n) ? -fdv_errno_to_fi(errno) : 0;
+	rdma_destroy_id(req->id);
+	free(req);
+	return ret;
+}
+
+static int fdv_pep_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	(void)ep; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+static int fdv_pep_no_connect(struct fid_ep *ep, const void *addr,
+			      const void *param, size_t paramlen)
+{
+	(void)ep; (void)addr; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int fdv_pep_no_accept(struct fid_ep *ep, const void *param, size_t len)
+{
+	(void)ep; (void)param; (void)len;
+	return -FI_ENOSYS;
+}
+
+static int fdv_pep_no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	(void)ep; (void)flags;
+	return -FI_ENOSYS;
+}
+
+struct fi_ops_cm fdv_pep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = fdv_cm_setname,
+	.getname = fdv_cm_getname,
+	.getpeer = fdv_pep_no_getpeer,
+	.connect = fdv_pep_no_connect,
+	.listen = fdv_pep_listen,
+	.accept = fdv_pep_no_accept,
+	.reject = fdv_pep_reject,
+	.shutdown = fdv_pep_no_shutdown,
+	.join = fdv_cm_join,
+};
+
+static int fdv_pep_getopt(fid_t fid, int level, int optname, void *optval,
+			  size_t *optlen)
+{
+	(void)fid;
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname != FI_OPT_CM_DATA_SIZE)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t))
+		return -FI_ETOOSMALL;
+	*(size_t *)optval = FDV_CM_DATA_MAX;
+	*optlen = sizeof(size_t);
+	return 0;
+}
+
+static int fdv_pep_setopt(fid_t fid, int level, int optname,
+			  const void *optval, size_t optlen)
+{
+	(void)fid; (void)optval; (void)optlen;
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	return optname == FI_OPT_CM_DATA_SIZE ? -FI_ENOSYS : -FI_ENOPROTOOPT;
+}
+
+static struct fi_ops_ep fdv_pep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = fdv_no_cancel,
+	.getopt = fdv_pep_getopt,
+	.setopt = fdv_pep_setopt,
+	.tx_ctx = fdv_no_tx_ctx,
+	.rx_ctx = fdv_no_rx_ctx,
+	.rx_size_left = fdv_no_size_left,
+	.tx_size_left = fdv_no_size_left,
+};
+
+static int fdv_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct fdv_pep *pep = FDV_OBJ(struct fdv_pep, pep_fid.fid, fid);
+	struct fdv_eq *eq;
+	int ret;
+
+	if (!bfid)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (bfid->fclass != FI_CLASS_EQ)
+		return -FI_EINVAL;
+	if (pep->eq)
+		return -FI_EINVAL;	/* one EQ for the endpoint's life */
+	eq = FDV_OBJ(struct fdv_eq, eq_fid.fid, bfid);
+	ret = fdv_eq_attach(eq, pep->id);
+	if (ret)
+		return ret;
+	pep->eq = eq;
+	atomic_fetch_add(&eq->refs, 1);
+	return 0;
+}
+
+static int fdv_pep_close(struct fid *fid)
+{
+	struct fdv_pep *pep = FDV_OBJ(struct fdv_pep, pep_fid.fid, fid);
+
+	if (pep->eq)
+		fdv_eq_forget(pep->eq, fid);
+	if (rdma_destroy_id(pep->id))
+		FD_WARN(FD_LOG_EP_CTRL, "rdma_destroy_id: %s", strerror(errno));
+	if (pep->eq)
+		atomic_fetch_sub(&pep->eq->refs, 1);
+	atomic_fetch_sub(&pep->fabric->refs, 1);
+	fi_freeinfo(pep->info);
+	free(pep);
+	return 0;
+}
+
+static struct fi_ops fdv_pep_fid_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdv_pep_close,
+	.bind = fdv_pep_bind,
+	.control = fdv_no_control,
+	.ops_open = fdv_no_ops_open,
+	.tostr = NULL,
+	.ops_set = NULL,
+};
+
+int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
+		 struct fid_pep **pep_out, void *context)
+{
+	struct fdv_pep *pep;
+	int err;
+
+	if (!fabric || !info || !pep_out)
+		return -FI_EINVAL;
+	if (info->ep_attr && info->ep_attr->type != FI_EP_MSG &&
+	    info->ep_attr->type != FI_EP_UNSPEC)
+		return -FI_EINVAL;
+	pep = calloc(1, sizeof(*pep));
+	if (!pep)
+		return -FI_ENOMEM;
+	pep->info = fi_dupinfo(info);
+	if (!pep->info) {
+		free(pep);
+		return -FI_ENOMEM;
+	}
+	if (rdma_create_id(NULL, &pep->id, &pep->pep_fid.fid, RDMA_PS_TCP)) {
+		err = errno;
+		goto err;
+	}
+	if (info->src_addr && rdma_bind_addr(pep->id, (struct sockaddr *)info->src_addr)) {
+		err = errno;
+		FD_WARN(FD_LOG_EP_CTRL, "rdma_bind_addr: %s", strerror(err));
+		rdma_destroy_id(pep->id);
+		goto err;
+	}
+	pep->backlog = 128;
+	pep->fabric = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
+	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
+	pep->pep_fid.fid.context = context;
+	pep->pep_fid.fid.ops = &fdv_pep_fid_ops;
+	pep->pep_fid.ops = &fdv_pep_ops;
+	pep->pep_fid.cm = &fdv_pep_cm_ops;
+	atomic_fetch_add(&pep->fabric->refs, 1);
+	*pep_out = &pep->pep_fid;
+	return 0;
+err:
+	fi_freeinfo(pep->info);
+	free(pep);
+	return -fdv_errno_to_fi(err);
+}
+
+/* ---- rdma_cm events -> EQ entries (EQ lock held) ---- */
+
+static struct fi_info *fdv_connreq_info(struct fdv_pep *pep, struct rdma_cm_id *id)
+{
+	struct fi_info *info = fi_dupinfo(pep->info);
+	struct sockaddr *src = rdma_get_local_addr(id);
+	struct sockaddr *dst = rdma_get_peer_addr(id);
+	size_t slen = fd_sockaddr_len(src), dlen = fd_sockaddr_len(dst);
+
+	if (!info)
+		return NULL;
+	free(info->src_addr);
+	free(info->dest_addr);
+	info->src_addr = slen ? malloc(slen) : NULL;
+	info->dest_addr = dlen ? malloc(dlen) : NULL;
+	if ((slen && !info->src_addr) || (dlen && !info->dest_addr)) {
+		fi_freeinfo(info);
+		return NULL;
+	}
+	if (slen)
+		memcpy(info->src_addr, src, slen);
+	if (dlen)
+		memcpy(info->dest_addr, dst, dlen);
+	info->src_addrlen = slen;
+	info->dest_addrlen = dlen;
+	info->addr_format = fd_sockaddr_format(src);
+	if (info->domain_attr && id->verbs) {
+		free(info->domain_attr->name);
+		info->domain_attr->name = strdup(ibv_get_device_name(id->verbs->device));
+	}
+	return info;
+}
+
+static void fdv_cm_connect_request(struct fdv_eq *eq, struct rdma_cm_event *ev)
+{
+	struct fdv_pep *pep = FDV_OBJ(struct fdv_pep, pep_fid.fid,
+				      (struct fid *)ev->listen_id->context);
+	const uint8_t *data;
+	size_t len;
+	struct fdv_connreq *req = NULL;
+	struct fi_info *info = NULL;
+
+	if (fdv_cm_unpack(ev->param.conn.private_data,
+			  ev->param.conn.private_data_len, &data, &len)) {
+		FD_WARN(FD_LOG_EP_CTRL, "connection request with malformed private data: rejected");
+		goto reject;
+	}
+	req = calloc(1, sizeof(*req));
+	info = fdv_connreq_info(pep, ev->id);
+	if (!req || !info)
+		goto reject;
+	req->handle.fclass = FI_CLASS_CONNREQ;
+	req->id = ev->id;
+	req->initiator_depth = ev->param.conn.initiator_depth;
+	req->responder_resources = ev->param.conn.responder_resources;
+	ev->id->context = &req->handle;
+	info->handle = &req->handle;
+	if (fdv_eq_push_cm(eq, FI_CONNREQ, &pep->pep_fid.fid, info, data, len))
+		goto reject;
+	FD_DBG(FD_LOG_EP_CTRL, "connection request on %s with %zu bytes of data",
+	       ibv_get_device_name(ev->id->verbs->device), len);
+	return;
+reject:
+	rdma_reject(ev->id, NULL, 0);
+	rdma_destroy_id(ev->id);
+	free(req);
+	if (info)
+		info->handle = NULL;
+	fi_freeinfo(info);
+}
+
+static void fdv_cm_ep_event(struct fdv_eq *eq, struct fdv_msg_ep *ep,
+			    struct rdma_cm_event *ev)
+{
+	struct fid *fid = &ep->ep.ep_fid.fid;
+	const uint8_t *data;
+	size_t len;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (fdv_cm_unpack(ev->param.conn.private_data,
+				  ev->param.conn.private_data_len, &data, &len)) {
+			FD_WARN(FD_LOG_EP_CTRL, "accept with malformed private data: dropped");
+			len = 0;
+		}
+		ep->state = FDV_EP_CONNECTED;
+		ep->ep.qp_tx = ep->id->qp;
+		FD_DBG(FD_LOG_EP_CTRL, "qp %u connected", ep->id->qp->qp_num);
+		fdv_eq_push_cm(eq, FI_CONNECTED, fid, NULL, data, len);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		if (fdv_cm_unpack(ev->param.conn.private_data,
+				  ev->param.conn.private_data_len, &data, &len))
+			len = 0;
+		ep->state = FDV_EP_SHUTDOWN;
+		FD_DBG(FD_LOG_EP_CTRL, "connection rejected, status %d", ev->status);
+		fdv_eq_push_error(eq, fid, fid->context, FI_ECONNREFUSED,
+				  ev->status, data, len);
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		ep->state = FDV_EP_SHUTDOWN;
+		ep->ep.qp_tx = NULL;
+		FD_DBG(FD_LOG_EP_CTRL, "%s, status %d", rdma_event_str(ev->event), ev->status);
+		fdv_eq_push_error(eq, fid, fid->context,
+				  ev->event == RDMA_CM_EVENT_UNREACHABLE ?
+				  FI_EHOSTUNREACH : FI_ECONNREFUSED,
+				  ev->status, NULL, 0);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		FD_DBG(FD_LOG_EP_CTRL, "qp %u disconnected", ep->id->qp ? ep->id->qp->qp_num : 0);
+		fdv_msg_ep_disconnect(ep);
+		fdv_eq_push_cm(eq, FI_SHUTDOWN, fid, NULL, NULL, 0);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		fdv_msg_ep_disconnect(ep);
+		fdv_eq_push_error(eq, fid, fid->context, FI_ENODEV, ev->status, NULL, 0);
+		break;
+	default:
+		/* TIMEWAIT_EXIT, ADDR_CHANGE and the like need nothing. */
+		FD_DBG(FD_LOG_EP_CTRL, "ignored %s", rdma_event_str(ev->event));
+		break;
+	}
+}
+
+void fdv_cm_handle_event(struct fdv_eq *eq, struct rdma_cm_event *ev)
+{
+	struct fid *owner = ev->listen_id && ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
+		(struct fid *)ev->listen_id->context : (struct fid *)ev->id->context;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && owner &&
+	    owner->fclass == FI_CLASS_PEP)
+		fdv_cm_connect_request(eq, ev);
+	else if (owner && owner->fclass == FI_CLASS_EP)
+		fdv_cm_ep_event(eq, FDV_OBJ(struct fdv_msg_ep, ep.ep_fid.fid, owner), ev);
+	else
+		FD_DBG(FD_LOG_EQ, "%s for an id nobody owns yet", rdma_event_str(ev->event));
+	rdma_ack_cm_event(ev);
+}

@@ -1,0 +1,436 @@
+/* Completion queue: open/close, and the out-of-line halves of reading
+ * (errors, silent completions, the backlog they leave, blocking reads). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fdv_internal.h"
+
+#define FDV_CQ_DEFAULT_SIZE 1024
+
+static struct fdv_cq_full *fdv_cq_full_of(struct fdv_cq *cq)
+{
+	return fdv_container_of(cq, struct fdv_cq_full, cq);
+}
+
+static bool fdv_wc_is_recv(const struct ibv_wc *wc)
+{
+	/* Only successful completions carry a valid opcode; a length error
+	 * can only happen to a receive. */
+	if (wc->status == IBV_WC_SUCCESS)
+		return (wc->opcode & IBV_WC_RECV) != 0;
+	return wc->status == IBV_WC_LOC_LEN_ERR;
+}
+
+/* Deliver what a poll returned after the inline loop met an error or a
+ * silent completion at wc[0]. Successful silent completions vanish; the
+ * first real error and everything polled after it wait in the backlog, in
+ * order, so nothing is lost or reordered. Called with the CQ lock held. */
+ssize_t fdv_cq_deliver_slow(struct fdv_cq *cq, struct ibv_wc *wc, int n,
+			    void *buf, size_t done, fi_addr_t *src_addr)
+{
+	struct fdv_cq_full *full = fdv_cq_full_of(cq);
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (wc[i].status == IBV_WC_SUCCESS) {
+			if (wc[i].wr_id == FDV_WR_ID_SILENT)
+				continue;
+			fdv_cq_fill(cq->format, buf, done, &wc[i]);
+			if (src_addr)
+				src_addr[done] = FI_ADDR_NOTAVAIL;
+			done++;
+			continue;
+		}
+		/* A request nobody waits for that was merely flushed by an
+		 * earlier error or a disconnect has nothing to report. */
+		if (wc[i].wr_id == FDV_WR_ID_SILENT &&
+		    wc[i].status == IBV_WC_WR_FLUSH_ERR)
+			continue;
+		full->backlog_head = 0;
+		cq->backlog = (uint32_t)(n - i);
+		memcpy(full->backlog_wc, &wc[i], sizeof(*wc) * (size_t)(n - i));
+		break;
+	}
+	if (done)
+		return (ssize_t)done;
+	return cq->backlog ? -FI_EAVAIL : -FI_EAGAIN;
+}
+
+ssize_t fdv_cq_read_slow(struct fdv_cq *cq, void *buf, size_t count,
+			 fi_addr_t *src_addr)
+{
+	struct fdv_cq_full *full = fdv_cq_full_of(cq);
+	ssize_t ret;
+	size_t done = 0;
+	struct ibv_wc *wc;
+
+	if (!buf && count)
+		return -FI_EINVAL;
+	if (!count)
+		return 0;
+	fdv_lock(&cq->lock);
+	while (cq->backlog && done < count) {
+		wc = &full->backlog_wc[full->backlog_head];
+		if (wc->status != IBV_WC_SUCCESS &&
+		    !(wc->wr_id == FDV_WR_ID_SILENT && wc->status == IBV_WC_WR_FLUSH_ERR))
+			break;	/* an error: fi_cq_readerr takes it */
+		if (wc->status == IBV_WC_SUCCESS && wc->wr_id != FDV_WR_ID_SILENT) {
+			fdv_cq_fill(cq->format, buf, done, wc);
+			if (src_addr)
+				src_addr[done] = FI_ADDR_NOTAVAIL;
+			done++;
+		}
+		full->backlog_head++;
+		cq->backlog--;
+	}
+	if (done) {
+		fdv_unlock(&cq->lock);
+		return (ssize_t)done;
+	}
+	ret = cq->backlog ? -FI_EAVAIL : 0;
+	fdv_unlock(&cq->lock);
+	if (ret)
+		return ret;
+	/* Backlog drained: an ordinary read now. */
+	return fdv_cq_readfrom(&cq->cq_fid, buf, count, src_addr);
+}
+
+ssize_t fdv_cq_poll_failed(struct fdv_cq *cq, int ret)
+{
+	(void)cq;
+	FD_WARN(FD_LOG_CQ, "ibv_poll_cq failed: %d", ret);
+	return -FI_EIO;
+}
+
+ssize_t fdv_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
+		       uint64_t flags)
+{
+	struct fdv_cq *cq;
+	struct fdv_cq_full *full;
+	struct ibv_wc *wc;
+	size_t user_err_size = 0;
+	void *user_err_data = NULL;
+
+	if (!cq_fid || !buf)
+		return -FI_EINVAL;
+	if (flags & ~FI_PEEK)
+		return -FI_EBADFLAGS;
+	cq = fdv_cq_of(cq_fid);
+	full = fdv_cq_full_of(cq);
+	/* From API 1.5 a caller may pass its own err_data buffer. */
+	if (FI_VERSION_GE(full->domain->version, FI_VERSION(1, 5))) {
+		user_err_size = buf->err_data_size;
+		user_err_data = buf->err_data;
+	}
+	fdv_lock(&cq->lock);
+	if (!cq->backlog ||
+	    full->backlog_wc[full->backlog_head].status == IBV_WC_SUCCESS) {
+		fdv_unlock(&cq->lock);
+		return -FI_EAGAIN;
+	}
+	wc = &full->backlog_wc[full->backlog_head];
+	memset(buf, 0, sizeof(*buf));
+	buf->op_context = wc->wr_id == FDV_WR_ID_SILENT ? NULL :
+			  (void *)(uintptr_t)wc->wr_id;
+	buf->flags = fdv_wc_is_recv(wc) ? FI_MSG | FI_RECV : 0;
+	buf->err = fdv_wc_status_to_fi(wc->status);
+	buf->prov_errno = (int)wc->status;
+	/* verbs does not say how long a truncated message was */
+	buf->olen = 0;
+	buf->err_data = user_err_data;
+	buf->err_data_size = 0;
+	(void)user_err_size;
+	if (!(flags & FI_PEEK)) {
+		full->backlog_head++;
+		cq->backlog--;
+	}
+	fdv_unlock(&cq->lock);
+	return 1;
+}
+
+const char *fdv_cq_strerror(struct fid_cq *cq, int prov_errno,
+			    const void *err_data, char *buf, size_t len)
+{
+	const char *s = ibv_wc_status_str((enum ibv_wc_status)prov_errno);
+
+	(void)cq;
+	(void)err_data;
+	if (buf && len) {
+		strncpy(buf, s, len - 1);
+		buf[len - 1] = '\0';
+		return buf;
+	}
+	return s;
+}
+
+int fdv_cq_signal(struct fid_cq *cq_fid)
+{
+	struct fdv_cq_full *full;
+	uint64_t one = 1;
+
+	if (!cq_fid)
+		return -FI_EINVAL;
+	full = fdv_cq_full_of(fdv_cq_of(cq_fid));
+	if (full->signal_fd < 0)
+		return -FI_ENOSYS;
+	if (write(full->signal_fd, &one, sizeof(one)) != sizeof(one))
+		return -fdv_errno_to_fi(errno);
+	return 0;
+}
+
+/* Drain the channel's events so its fd only turns readable for new ones. */
+static void fdv_cq_drain_channel(struct fdv_cq_full *full)
+{
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	while (!ibv_get_cq_event(full->channel, &ev_cq, &ev_ctx)) {
+		ibv_ack_cq_events(ev_cq, 1);
+		full->armed = false;
+	}
+}
+
+/* Arm the CQ for the next completion and make sure none slipped in before
+ * arming: polled entries go to the backlog and the caller is told to read. */
+int fdv_cq_trywait(struct fdv_cq_full *full)
+{
+	struct fdv_cq *cq = &full->cq;
+	int n;
+
+	if (!full->channel)
+		return -FI_EINVAL;
+	fdv_lock(&cq->lock);
+	if (cq->backlog) {
+		fdv_unlock(&cq->lock);
+		return -FI_EAGAIN;
+	}
+	fdv_cq_drain_channel(full);
+	if (!full->armed) {
+		if (ibv_req_notify_cq(cq->ibcq, 0)) {
+			fdv_unlock(&cq->lock);
+			return -FI_EIO;
+		}
+		full->armed = true;
+	}
+	n = ibv_poll_cq(cq->ibcq, FDV_CQ_BATCH, full->backlog_wc);
+	if (n > 0) {
+		full->backlog_head = 0;
+		cq->backlog = (uint32_t)n;
+	}
+	fdv_unlock(&cq->lock);
+	return n > 0 ? -FI_EAGAIN : (n < 0 ? -FI_EIO : 0);
+}
+
+static int fdv_elapsed_ms(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int)((now.tv_sec - start->tv_sec) * 1000 +
+		     (now.tv_nsec - start->tv_nsec) / 1000000);
+}
+
+ssize_t fdv_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+			 fi_addr_t *src_addr, const void *cond, int timeout)
+{
+	struct fdv_cq_full *full;
+	struct pollfd pfd[2];
+	struct timespec start;
+	ssize_t ret;
+	int wait_ms, rc;
+
+	(void)cond;	/* FI_CQ_COND_NONE only: any completion wakes us */
+	if (!cq_fid)
+		return -FI_EINVAL;
+	full = fdv_cq_full_of(fdv_cq_of(cq_fid));
+	if (!full->channel)
+		return -FI_ENOSYS;	/* opened with FI_WAIT_NONE */
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		ret = fdv_cq_readfrom(cq_fid, buf, count, src_addr);
+		if (ret != -FI_EAGAIN)
+			return ret;
+		rc = fdv_cq_trywait(full);
+		if (rc == -FI_EAGAIN)
+			continue;
+		if (rc)
+			return rc;
+		wait_ms = -1;
+		if (timeout >= 0) {
+			wait_ms = timeout - fdv_elapsed_ms(&start);
+			if (wait_ms <= 0)
+				return -FI_EAGAIN;
+		}
+		pfd[0].fd = full->channel->fd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = full->signal_fd;
+		pfd[1].events = POLLIN;
+		rc = poll(pfd, 2, wait_ms);
+		if (rc < 0 && errno != EINTR)
+			return -fdv_errno_to_fi(errno);
+		if (rc > 0 && (pfd[1].revents & POLLIN)) {
+			uint64_t v;
+
+			if (read(full->signal_fd, &v, sizeof(v)) < 0)
+				FD_DBG(FD_LOG_CQ, "signal fd: %s", strerror(errno));
+			return -FI_EAGAIN;	/* fi_cq_signal: wake up empty-handed */
+		}
+	}
+}
+
+ssize_t fdv_cq_sread(struct fid_cq *cq, void *buf, size_t count,
+		     const void *cond, int timeout)
+{
+	return fdv_cq_sreadfrom(cq, buf, count, NULL, cond, timeout);
+}
+
+static int fdv_cq_close(struct fid *fid)
+{
+	struct fdv_cq_full *full = FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fid);
+	int ret;
+
+	if (atomic_load(&full->refs))
+		return -FI_EBUSY;
+	if (full->channel)
+		fdv_cq_drain_channel(full);
+	ret = ibv_destroy_cq(full->cq.ibcq);
+	if (ret) {
+		FD_WARN(FD_LOG_CQ, "ibv_destroy_cq: %s", strerror(ret));
+		return -fdv_errno_to_fi(ret);
+	}
+	if (full->channel)
+		ibv_destroy_comp_channel(full->channel);
+	if (full->signal_fd >= 0)
+		close(full->signal_fd);
+	fdv_lock_destroy(&full->cq.lock);
+	atomic_fetch_sub(&full->domain->refs, 1);
+	free(full);
+	return 0;
+}
+
+static int fdv_cq_control(struct fid *fid, int command, void *arg)
+{
+	struct fdv_cq_full *full = FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fid);
+
+	switch (command) {
+	case FI_GETWAIT:
+		if (!full->channel || !arg)
+			return -FI_ENODATA;
+		*(int *)arg = full->channel->fd;
+		return 0;
+	case FI_GETWAITOBJ:
+		if (!arg)
+			return -FI_EINVAL;
+		*(enum fi_wait_obj *)arg = full->channel ? FI_WAIT_FD : FI_WAIT_NONE;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static struct fi_ops fdv_cq_fid_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdv_cq_close,
+	.bind = fdv_no_bind,
+	.control = fdv_cq_control,
+	.ops_open = fdv_no_ops_open,
+	.tostr = NULL,
+	.ops_set = NULL,
+};
+
+int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		struct fid_cq **cq_out, void *context)
+{
+	struct fdv_domain *dom;
+	struct fdv_cq_full *full;
+	enum fi_cq_format format;
+	size_t size = FDV_CQ_DEFAULT_SIZE;
+	enum fi_wait_obj wait = FI_WAIT_NONE;
+	int err;
+
+	if (!domain || !cq_out)
+		return -FI_EINVAL;
+	dom = FDV_OBJ(struct fdv_domain, domain_fid, domain);
+	format = attr ? attr->format : FI_CQ_FORMAT_CONTEXT;
+	if (format == FI_CQ_FORMAT_UNSPEC)
+		format = FI_CQ_FORMAT_CONTEXT;
+	if (format != FI_CQ_FORMAT_CONTEXT && format != FI_CQ_FORMAT_MSG &&
+	    format != FI_CQ_FORMAT_DATA && format != FI_CQ_FORMAT_TAGGED)
+		return -FI_ENOSYS;
+	if (attr) {
+		if (attr->wait_cond != FI_CQ_COND_NONE)
+			return -FI_ENOSYS;
+		if (attr->flags & ~(uint64_t)FI_AFFINITY)
+			return -FI_EBADFLAGS;
+		switch (attr->wait_obj) {
+		case FI_WAIT_NONE:
+			break;
+		case FI_WAIT_UNSPEC:
+		case FI_WAIT_FD:
+			wait = FI_WAIT_FD;
+			break;
+		default:
+			return -FI_ENOSYS;
+		}
+	}
+	/* FI_VERBS_CQ_SIZE sets the default; an explicit size wins over it. */
+	(void)fd_param_get_size_t("verbs", "cq_size", &size);
+	if (attr && attr->size)
+		size = attr->size;
+	if (!size || size > (size_t)dom->dev_attr.max_cqe)
+		return -FI_EINVAL;
+
+	full = calloc(1, sizeof(*full));
+	if (!full)
+		return -FI_ENOMEM;
+	full->signal_fd = -1;
+	full->domain = dom;
+	full->wait_obj = wait;
+	if (wait == FI_WAIT_FD) {
+		full->channel = ibv_create_comp_channel(dom->verbs);
+		if (!full->channel) {
+			err = errno;
+			goto err_free;
+		}
+		if (fcntl(full->channel->fd, F_SETFL,
+			  fcntl(full->channel->fd, F_GETFL) | O_NONBLOCK)) {
+			err = errno;
+			goto err_channel;
+		}
+		full->signal_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (full->signal_fd < 0) {
+			err = errno;
+			goto err_channel;
+		}
+	}
+	full->cq.ibcq = ibv_create_cq(dom->verbs, (int)size, full, full->channel, 0);
+	if (!full->cq.ibcq) {
+		err = errno;
+		FD_WARN(FD_LOG_CQ, "ibv_create_cq(%zu): %s", size, strerror(err));
+		goto err_channel;
+	}
+	full->cq.format = (uint32_t)format;
+	fdv_lock_init(&full->cq.lock);
+	full->cq.cq_fid.fid.fclass = FI_CLASS_CQ;
+	full->cq.cq_fid.fid.context = context;
+	full->cq.cq_fid.fid.ops = &fdv_cq_fid_ops;
+	full->cq.cq_fid.ops = &fdv_ops_cq;
+	atomic_fetch_add(&dom->refs, 1);
+	*cq_out = &full->cq.cq_fid;
+	return 0;
+
+err_channel:
+	if (full->signal_fd >= 0)
+		close(full->signal_fd);
+	if (full->channel)
+		ibv_destroy_comp_channel(full->channel);
+err_free:
+	free(full);
+	return -fdv_errno_to_fi(err);
+}

@@ -1,0 +1,192 @@
+/* fi_domain: one verbs device and a protection domain on it. The device
+ * context is rdma_cm's own (rdma_get_devices), because queue pairs are
+ * created on rdma_cm ids and must share their id's context and PD. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdv_internal.h"
+
+static int fdv_domain_close(struct fid *fid)
+{
+	struct fdv_domain *dom = FDV_OBJ(struct fdv_domain, domain_fid.fid, fid);
+
+	if (atomic_load(&dom->refs)) {
+		FD_WARN(FD_LOG_DOMAIN, "domain %s still has %d open objects",
+			ibv_get_device_name(dom->verbs->device),
+			atomic_load(&dom->refs));
+		return -FI_EBUSY;
+	}
+	if (ibv_dealloc_pd(dom->pd))
+		FD_WARN(FD_LOG_DOMAIN, "ibv_dealloc_pd: %s", strerror(errno));
+	atomic_fetch_sub(&dom->fabric->refs, 1);
+	fi_freeinfo(dom->info);
+	free(dom);
+	return 0;
+}
+
+static struct fi_ops fdv_domain_fid_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdv_domain_close,
+	.bind = fdv_no_bind,
+	.control = fdv_no_control,
+	.ops_open = fdv_no_ops_open,
+	.tostr = NULL,
+	.ops_set = NULL,
+};
+
+static int fdv_domain_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+			      struct fid_av **av, void *context)
+{
+	(void)domain; (void)attr; (void)av; (void)context;
+	return -FI_ENOSYS;	/* connected endpoints only: no address vectors */
+}
+
+static int fdv_domain_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+				  struct fid_ep **sep, void *context)
+{
+	(void)domain; (void)info; (void)sep; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int fdv_domain_cntr_open(struct fid_domain *domain,
+				struct fi_cntr_attr *attr,
+				struct fid_cntr **cntr, void *context)
+{
+	(void)domain; (void)attr; (void)cntr; (void)context;
+	return -FI_ENOSYS;	/* counters are not built */
+}
+
+static int fdv_domain_poll_open(struct fid_domain *domain,
+				struct fi_poll_attr *attr,
+				struct fid_poll **pollset)
+{
+	(void)domain; (void)attr; (void)pollset;
+	return -FI_ENOSYS;
+}
+
+static int fdv_domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+			      struct fid_stx **stx, void *context)
+{
+	(void)domain; (void)attr; (void)stx; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int fdv_domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+			      struct fid_ep **rx_ep, void *context)
+{
+	(void)domain; (void)attr; (void)rx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int fdv_domain_query_atomic(struct fid_domain *domain,
+				   enum fi_datatype datatype, enum fi_op op,
+				   struct fi_atomic_attr *attr, uint64_t flags)
+{
+	(void)domain; (void)datatype; (void)op; (void)attr; (void)flags;
+	return -FI_EOPNOTSUPP;
+}
+
+static int fdv_domain_query_collective(struct fid_domain *domain,
+				       enum fi_collective_op coll,
+				       struct fi_collective_attr *attr,
+				       uint64_t flags)
+{
+	(void)domain; (void)coll; (void)attr; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static int fdv_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
+				struct fid_ep **ep, uint64_t flags, void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return fdv_ep_open(domain, info, ep, context);
+}
+
+static struct fi_ops_domain fdv_domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = fdv_domain_av_open,
+	.cq_open = fdv_cq_open,
+	.endpoint = fdv_ep_open,
+	.scalable_ep = fdv_domain_scalable_ep,
+	.cntr_open = fdv_domain_cntr_open,
+	.poll_open = fdv_domain_poll_open,
+	.stx_ctx = fdv_domain_stx_ctx,
+	.srx_ctx = fdv_domain_srx_ctx,
+	.query_atomic = fdv_domain_query_atomic,
+	.query_collective = fdv_domain_query_collective,
+	.endpoint2 = fdv_domain_endpoint2,
+};
+
+static struct ibv_context *fdv_find_device(const char *name)
+{
+	struct ibv_context **list, *found = NULL;
+	int i, n;
+
+	list = rdma_get_devices(&n);
+	if (!list)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (!name || !strcmp(ibv_get_device_name(list[i]->device), name)) {
+			found = list[i];
+			break;
+		}
+	}
+	/* The contexts stay open for the process's life; only the array is ours. */
+	rdma_free_devices(list);
+	return found;
+}
+
+int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context)
+{
+	struct fdv_fabric *fab;
+	struct fdv_domain *dom;
+	const char *name;
+	int ret;
+
+	if (!fabric || !info || !domain)
+		return -FI_EINVAL;
+	fab = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
+	name = info->domain_attr ? info->domain_attr->name : NULL;
+	dom = calloc(1, sizeof(*dom));
+	if (!dom)
+		return -FI_ENOMEM;
+	dom->verbs = fdv_find_device(name);
+	if (!dom->verbs) {
+		FD_WARN(FD_LOG_DOMAIN, "no verbs device named %s", name ? name : "(any)");
+		ret = -FI_ENODEV;
+		goto err;
+	}
+	if (ibv_query_device(dom->verbs, &dom->dev_attr)) {
+		ret = -fdv_errno_to_fi(errno);
+		goto err;
+	}
+	dom->pd = ibv_alloc_pd(dom->verbs);
+	if (!dom->pd) {
+		ret = -fdv_errno_to_fi(errno);
+		FD_WARN(FD_LOG_DOMAIN, "ibv_alloc_pd on %s: %s", name, strerror(errno));
+		goto err;
+	}
+	dom->info = fi_dupinfo(info);
+	if (!dom->info) {
+		ibv_dealloc_pd(dom->pd);
+		ret = -FI_ENOMEM;
+		goto err;
+	}
+	dom->fabric = fab;
+	dom->version = fab->version;
+	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
+	dom->domain_fid.fid.context = context;
+	dom->domain_fid.fid.ops = &fdv_domain_fid_ops;
+	dom->domain_fid.ops = &fdv_domain_ops;
+	dom->domain_fid.mr = &fdv_mr_ops;
+	atomic_fetch_add(&fab->refs, 1);
+	*domain = &dom->domain_fid;
+	FD_DBG(FD_LOG_DOMAIN, "opened domain %s", ibv_get_device_name(dom->verbs->device));
+	return 0;
+err:
+	free(dom);
+	return ret;
+}

@@ -1,0 +1,379 @@
+/* MSG endpoints: creation, binding, enabling (the QP is created here),
+ * options, close, and the out-of-line error paths of the inline data path. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdv_internal.h"
+
+/* How long fi_endpoint waits for rdma_cm to resolve the peer's address and
+ * route; resolution is local (ARP/neighbour) so this is generous. */
+#define FDV_RESOLVE_TIMEOUT_MS 2000
+
+static struct fdv_msg_ep *fdv_msg_ep_of_fid(struct fid *fid)
+{
+	return FDV_OBJ(struct fdv_msg_ep, ep.ep_fid.fid, fid);
+}
+
+/* ---- data-path slow paths ---- */
+
+ssize_t fdv_ep_post_failed(struct fdv_ep *ep_in, int ret)
+{
+	(void)ep_in;
+	/* Drivers report a full queue as ENOMEM: the caller should reap
+	 * completions and try again. */
+	if (ret == ENOMEM || ret == EAGAIN)
+		return -FI_EAGAIN;
+	FD_DBG(FD_LOG_EP_DATA, "post failed: %s", strerror(ret));
+	return -fdv_errno_to_fi(ret);
+}
+
+ssize_t fdv_ep_not_ready(struct fdv_ep *ep_in, int tx)
+{
+	struct fdv_msg_ep *ep = fdv_container_of(ep_in, struct fdv_msg_ep, ep);
+
+	switch (ep->state) {
+	case FDV_EP_IDLE:
+		return -FI_EOPBADSTATE;	/* not enabled */
+	case FDV_EP_SHUTDOWN:
+		return -FI_ENOTCONN;
+	default:
+		/* enabled, not yet connected; or no receive CQ bound */
+		return tx ? -FI_ENOTCONN : -FI_EOPBADSTATE;
+	}
+}
+
+ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why)
+{
+	(void)ep;
+	FD_DBG(FD_LOG_EP_DATA, "invalid request: %s", why);
+	return -FI_EINVAL;
+}
+
+/* ---- binding and enabling ---- */
+
+static int fdv_ep_bind_cq(struct fdv_msg_ep *ep, struct fdv_cq_full *cq,
+			  uint64_t flags)
+{
+	if (!(flags & (FI_TRANSMIT | FI_RECV)))
+		return -FI_EINVAL;
+	if (((flags & FI_TRANSMIT) && ep->tx_cq) || ((flags & FI_RECV) && ep->rx_cq))
+		return -FI_EINVAL;	/* already bound */
+	if (cq->domain != ep->domain)
+		return -FI_EDOMAIN;
+	if (flags & FI_TRANSMIT) {
+		ep->tx_cq = cq;
+		ep->tx_bind_flags = flags;
+		atomic_fetch_add(&cq->refs, 1);
+	}
+	if (flags & FI_RECV) {
+		ep->rx_cq = cq;
+		ep->rx_bind_flags = flags;
+		atomic_fetch_add(&cq->refs, 1);
+	}
+	return 0;
+}
+
+static int fdv_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct fdv_msg_ep *ep = fdv_msg_ep_of_fid(fid);
+	struct fdv_eq *eq;
+	int ret;
+
+	if (!bfid)
+		return -FI_EINVAL;
+	if (ep->state != FDV_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	switch (bfid->fclass) {
+	case FI_CLASS_CQ:
+		if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
+			return -FI_EBADFLAGS;
+		return fdv_ep_bind_cq(ep, FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, bfid), flags);
+	case FI_CLASS_EQ:
+		if (flags)
+			return -FI_EBADFLAGS;
+		if (ep->eq)
+			return -FI_EINVAL;
+		eq = FDV_OBJ(struct fdv_eq, eq_fid.fid, bfid);
+		ret = fdv_eq_attach(eq, ep->id);
+		if (ret)
+			return ret;
+		ep->eq = eq;
+		atomic_fetch_add(&eq->refs, 1);
+		return 0;
+	case FI_CLASS_CNTR:
+	case FI_CLASS_SRX_CTX:
+	case FI_CLASS_STX_CTX:
+		return -FI_ENOSYS;
+	default:
+		return -FI_EINVAL;	/* AVs and the like mean nothing to MSG */
+	}
+}
+
+static uint64_t fdv_comp_flags(struct fdv_cq_full *cq, uint64_t bind_flags,
+			       uint64_t op_flags)
+{
+	if (!cq)
+		return 0;
+	if (!(bind_flags & FI_SELECTIVE_COMPLETION) || (op_flags & FI_COMPLETION))
+		return FI_COMPLETION;
+	return 0;
+}
+
+static int fdv_ep_enable(struct fdv_msg_ep *ep)
+{
+	struct ibv_qp_init_attr attr;
+	const struct fi_tx_attr *tx = ep->info->tx_attr;
+	const struct fi_rx_attr *rx = ep->info->rx_attr;
+
+	if (ep->state != FDV_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	if (!ep->eq)
+		return -FI_ENOEQ;
+	/* Send completions, even unrequested ones, must land somewhere
+	 * the application polls. */
+	if (!ep->tx_cq)
+		return -FI_ENOCQ;
+	if (!ep->id->verbs) {
+		FD_WARN(FD_LOG_EP_CTRL, "endpoint has no destination: no device to create a QP on");
+		return -FI_EINVAL;
+	}
+	if (ep->id->verbs != ep->domain->verbs)
+		return -FI_EDOMAIN;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_context = ep;
+	attr.send_cq = ep->tx_cq->cq.ibcq;
+	attr.recv_cq = ep->rx_cq ? ep->rx_cq->cq.ibcq : ep->tx_cq->cq.ibcq;
+	attr.cap.max_send_wr = (uint32_t)(tx ? tx->size : 384);
+	attr.cap.max_recv_wr = (uint32_t)(rx ? rx->size : 384);
+	attr.cap.max_send_sge = (uint32_t)(tx ? tx->iov_limit : 1);
+	attr.cap.max_recv_sge = (uint32_t)(rx ? rx->iov_limit : 1);
+	attr.cap.max_inline_data = (uint32_t)(tx ? tx->inject_size : 0);
+	attr.qp_type = IBV_QPT_RC;
+	attr.sq_sig_all = 0;	/* signaling is chosen per request */
+	if (rdma_create_qp(ep->id, ep->domain->pd, &attr)) {
+		int err = errno;
+
+		FD_WARN(FD_LOG_EP_CTRL, "rdma_create_qp (sq %u rq %u inline %u): %s",
+			attr.cap.max_send_wr, attr.cap.max_recv_wr,
+			attr.cap.max_inline_data, strerror(err));
+		return -fdv_errno_to_fi(err);
+	}
+	ep->ep.inject_size = tx && tx->inject_size < attr.cap.max_inline_data ?
+		(uint32_t)tx->inject_size : attr.cap.max_inline_data;
+	ep->ep.signal_every = attr.cap.max_send_wr / 2 ? attr.cap.max_send_wr / 2 : 1;
+	ep->ep.tx_iov_limit = attr.cap.max_send_sge < FDV_IOV_MAX ? attr.cap.max_send_sge : FDV_IOV_MAX;
+	ep->ep.rx_iov_limit = attr.cap.max_recv_sge < FDV_IOV_MAX ? attr.cap.max_recv_sge : FDV_IOV_MAX;
+	ep->ep.tx_comp = fdv_comp_flags(ep->tx_cq, ep->tx_bind_flags, tx ? tx->op_flags : 0);
+	ep->ep.rx_comp = fdv_comp_flags(ep->rx_cq, ep->rx_bind_flags, rx ? rx->op_flags : 0);
+	/* Receives may be posted from now on; sends once connected. */
+	if (ep->rx_cq)
+		ep->ep.qp_rx = ep->id->qp;
+	ep->state = FDV_EP_ENABLED;
+	FD_DBG(FD_LOG_EP_CTRL, "qp %u on %s: sq %u rq %u inline %u",
+	       ep->id->qp->qp_num, ibv_get_device_name(ep->id->verbs->device),
+	       attr.cap.max_send_wr, attr.cap.max_recv_wr, ep->ep.inject_size);
+	return 0;
+}
+
+static int fdv_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct fdv_msg_ep *ep = fdv_msg_ep_of_fid(fid);
+
+	switch (command) {
+	case FI_ENABLE:
+		return fdv_ep_enable(ep);
+	case FI_GETOPSFLAG:
+		if (!arg)
+			return -FI_EINVAL;
+		if (*(uint64_t *)arg & FI_TRANSMIT)
+			*(uint64_t *)arg = ep->info->tx_attr ? ep->info->tx_attr->op_flags : 0;
+		else if (*(uint64_t *)arg & FI_RECV)
+			*(uint64_t *)arg = ep->info->rx_attr ? ep->info->rx_attr->op_flags : 0;
+		else
+			return -FI_EINVAL;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+/* ---- options ---- */
+
+static int fdv_ep_getopt(fid_t fid, int level, int optname, void *optval,
+			 size_t *optlen)
+{
+	(void)fid;
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	switch (optname) {
+	case FI_OPT_CM_DATA_SIZE:
+		if (!optval || !optlen || *optlen < sizeof(size_t))
+			return -FI_ETOOSMALL;
+		*(size_t *)optval = FDV_CM_DATA_MAX;
+		*optlen = sizeof(size_t);
+		return 0;
+	default:
+		/* FI_OPT_MIN_MULTI_RECV needs FI_MULTI_RECV, which an RC
+		 * receive queue does not offer. */
+		return -FI_ENOPROTOOPT;
+	}
+}
+
+static int fdv_ep_setopt(fid_t fid, int level, int optname,
+			 const void *optval, size_t optlen)
+{
+	(void)fid;
+	(void)optval;
+	(void)optlen;
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	/* The CM data size is fixed by RDMA CM; it can be read, not set. */
+	return optname == FI_OPT_CM_DATA_SIZE ? -FI_ENOSYS : -FI_ENOPROTOOPT;
+}
+
+static struct fi_ops_ep fdv_msg_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = fdv_no_cancel,
+	.getopt = fdv_ep_getopt,
+	.setopt = fdv_ep_setopt,
+	.tx_ctx = fdv_no_tx_ctx,
+	.rx_ctx = fdv_no_rx_ctx,
+	.rx_size_left = fdv_no_size_left,
+	.tx_size_left = fdv_no_size_left,
+};
+
+/* ---- close ---- */
+
+static int fdv_ep_close(struct fid *fid)
+{
+	struct fdv_msg_ep *ep = fdv_msg_ep_of_fid(fid);
+
+	if (ep->state == FDV_EP_CONNECTED || ep->state == FDV_EP_CONNECTING)
+		fdv_msg_ep_disconnect(ep);
+	if (ep->eq)
+		fdv_eq_forget(ep->eq, fid);
+	if (ep->id) {
+		if (ep->id->qp)
+			rdma_destroy_qp(ep->id);
+		if (rdma_destroy_id(ep->id))
+			FD_WARN(FD_LOG_EP_CTRL, "rdma_destroy_id: %s", strerror(errno));
+	}
+	if (ep->tx_cq)
+		atomic_fetch_sub(&ep->tx_cq->refs, 1);
+	if (ep->rx_cq)
+		atomic_fetch_sub(&ep->rx_cq->refs, 1);
+	if (ep->eq)
+		atomic_fetch_sub(&ep->eq->refs, 1);
+	atomic_fetch_sub(&ep->domain->refs, 1);
+	fdv_lock_destroy(&ep->ep.lock);
+	fi_freeinfo(ep->info);
+	free(ep);
+	return 0;
+}
+
+static struct fi_ops fdv_ep_fid_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdv_ep_close,
+	.bind = fdv_ep_bind,
+	.control = fdv_ep_control,
+	.ops_open = fdv_no_ops_open,
+	.tostr = NULL,
+	.ops_set = NULL,
+};
+
+/* ---- creation ---- */
+
+static int fdv_ep_resolve(struct fdv_msg_ep *ep, const struct fi_info *info)
+{
+	if (rdma_create_id(NULL, &ep->id, &ep->ep.ep_fid.fid, RDMA_PS_TCP))
+		return -fdv_errno_to_fi(errno);
+	if (!info->dest_addr)
+		return 0;	/* fi_connect will have nowhere to go: -FI_EINVAL at enable */
+	/* The id has no event channel yet, so rdma_cm resolves synchronously;
+	 * the EQ bound later takes the id over for the connection's events. */
+	if (rdma_resolve_addr(ep->id, (struct sockaddr *)info->src_addr,
+			      (struct sockaddr *)info->dest_addr,
+			      FDV_RESOLVE_TIMEOUT_MS) ||
+	    rdma_resolve_route(ep->id, FDV_RESOLVE_TIMEOUT_MS)) {
+		int err = errno;
+
+		FD_WARN(FD_LOG_EP_CTRL, "resolving the peer address: %s", strerror(err));
+		return -fdv_errno_to_fi(err);
+	}
+	return 0;
+}
+
+int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **ep_out, void *context)
+{
+	struct fdv_domain *dom;
+	struct fdv_msg_ep *ep;
+	int ret;
+
+	if (!domain || !info || !ep_out)
+		return -FI_EINVAL;
+	if (info->ep_attr && info->ep_attr->type != FI_EP_MSG &&
+	    info->ep_attr->type != FI_EP_UNSPEC)
+		return -FI_EINVAL;
+	if (info->tx_attr && info->tx_attr->iov_limit > FDV_IOV_MAX)
+		return -FI_EINVAL;
+	if (info->rx_attr && info->rx_attr->iov_limit > FDV_IOV_MAX)
+		return -FI_EINVAL;
+	if (info->handle && info->handle->fclass != FI_CLASS_CONNREQ)
+		return -FI_EINVAL;
+	dom = FDV_OBJ(struct fdv_domain, domain_fid, domain);
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->info = fi_dupinfo(info);
+	if (!ep->info) {
+		free(ep);
+		return -FI_ENOMEM;
+	}
+	ep->domain = dom;
+	if (info->handle) {
+		/* The passive side: adopt the connection request's id. */
+		struct fdv_connreq *req = FDV_OBJ(struct fdv_connreq, handle, info->handle);
+
+		if (req->id->verbs != dom->verbs) {
+			FD_WARN(FD_LOG_EP_CTRL, "connection request arrived on another device than the domain's");
+			ret = -FI_EDOMAIN;
+			goto err;
+		}
+		ep->id = req->id;
+		ep->id->context = &ep->ep.ep_fid.fid;
+		ep->passive = true;
+		ep->peer_initiator_depth = req->initiator_depth;
+		ep->peer_responder_resources = req->responder_resources;
+		free(req);
+		info->handle = NULL;
+		ep->info->handle = NULL;
+	} else {
+		ret = fdv_ep_resolve(ep, info);
+		if (ret)
+			goto err;
+	}
+	fdv_lock_init(&ep->ep.lock);
+	ep->state = FDV_EP_IDLE;
+	ep->ep.ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep.ep_fid.fid.context = context;
+	ep->ep.ep_fid.fid.ops = &fdv_ep_fid_ops;
+	ep->ep.ep_fid.ops = &fdv_msg_ep_ops;
+	ep->ep.ep_fid.cm = &fdv_msg_ep_cm_ops;
+	ep->ep.ep_fid.msg = &fdv_msg_ops_msg;
+	ep->ep.ep_fid.rma = &fdv_msg_ops_rma;
+	ep->ep.ep_fid.atomic = &fdv_msg_ops_atomic;
+	ep->ep.ep_fid.tagged = &fdv_msg_ops_tagged;
+	ep->ep.ep_fid.collective = NULL;
+	atomic_fetch_add(&dom->refs, 1);
+	*ep_out = &ep->ep.ep_fid;
+	return 0;
+err:
+	if (ep->id && !ep->passive)
+		rdma_destroy_id(ep->id);
+	fi_freeinfo(ep->info);
+	free(ep);
+	return ret;
+}

@@ -1,0 +1,118 @@
+/* fi_fabric: the verbs fabric object. It owns nothing of the device; it is
+ * the parent of domains, passive endpoints and event queues. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdv_internal.h"
+
+static int fdv_fabric_close(struct fid *fid)
+{
+	struct fdv_fabric *fab = FDV_OBJ(struct fdv_fabric, fabric_fid.fid, fid);
+
+	if (atomic_load(&fab->refs))
+		return -FI_EBUSY;
+	free(fab->name);
+	free(fab);
+	return 0;
+}
+
+static struct fi_ops fdv_fabric_fid_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdv_fabric_close,
+	.bind = fdv_no_bind,
+	.control = fdv_no_control,
+	.ops_open = fdv_no_ops_open,
+	.tostr = NULL,
+	.ops_set = NULL,
+};
+
+static int fdv_fabric_wait_open(struct fid_fabric *fabric,
+				struct fi_wait_attr *attr,
+				struct fid_wait **waitset)
+{
+	(void)fabric;
+	(void)attr;
+	(void)waitset;
+	return -FI_ENOSYS;
+}
+
+static int fdv_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
+			      struct fid_domain **dom, uint64_t flags,
+			      void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return fdv_domain_open(fabric, info, dom, context);
+}
+
+int fdv_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
+{
+	int i, ret;
+
+	(void)fabric;
+	if (count < 0 || (count && !fids))
+		return -FI_EINVAL;
+	for (i = 0; i < count; i++) {
+		if (!fids[i])
+			return -FI_EINVAL;
+		switch (fids[i]->fclass) {
+		case FI_CLASS_CQ:
+			ret = fdv_cq_trywait(FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fids[i]));
+			break;
+		case FI_CLASS_EQ:
+			ret = fdv_eq_trywait(FDV_OBJ(struct fdv_eq, eq_fid.fid, fids[i]));
+			break;
+		default:
+			return -FI_EINVAL;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static struct fi_ops_fabric fdv_fabric_ops = {
+	.size = sizeof(struct fi_ops_fabric),
+	.domain = fdv_domain_open,
+	.passive_ep = fdv_pep_open,
+	.eq_open = fdv_eq_open,
+	.wait_open = fdv_fabric_wait_open,
+	.trywait = fdv_trywait,
+	.domain2 = fdv_fabric_domain2,
+};
+
+int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context)
+{
+	struct fdv_fabric *fab;
+
+	if (!attr || !fabric)
+		return -FI_EINVAL;
+	if (attr->prov_name && strcmp(attr->prov_name, "verbs")) {
+		FD_DBG(FD_LOG_FABRIC, "provider %s is not verbs", attr->prov_name);
+		return -FI_ENODATA;
+	}
+	fab = calloc(1, sizeof(*fab));
+	if (!fab)
+		return -FI_ENOMEM;
+	if (attr->name && !(fab->name = strdup(attr->name))) {
+		free(fab);
+		return -FI_ENOMEM;
+	}
+	fab->version = attr->api_version ? attr->api_version : FD_API_VERSION;
+	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
+	fab->fabric_fid.fid.context = context;
+	fab->fabric_fid.fid.ops = &fdv_fabric_fid_ops;
+	fab->fabric_fid.ops = &fdv_fabric_ops;
+	fab->fabric_fid.api_version = fab->version;
+	*fabric = &fab->fabric_fid;
+	return 0;
+}
+
+/* The library's only provider today: fi_fabric goes straight to it. */
+int fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+	      void *context)
+{
+	return fdv_fabric_open(attr, fabric, context);
+}

@@ -1,0 +1,203 @@
+/* Private to the verbs provider's .c files: the full objects (the installed
+ * fdv/ headers hold only the fields the inline data path touches, at the
+ * start of each object) and the control-path helpers. Never installed. */
+#ifndef FDV_INTERNAL_H
+#define FDV_INTERNAL_H
+
+#define FD_LOG_PROV "verbs"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/rdma_cma.h>
+
+#include <fdv/fdv_cq.h>
+#include <fdv/fdv_ep.h>
+#include <fdv/fdv_mr.h>
+
+#include "fd_core.h"
+#include "fdv_ops.h"
+
+/* Upstream's verbs provider frames CM private data with a one-byte length
+ * in front of the user's bytes; peers built on either side read it. RDMA CM
+ * on IB/RoCE carries 56 bytes of private data in a connect request. */
+#define FDV_CM_PRIV_MAX 56
+#define FDV_CM_DATA_MAX (FDV_CM_PRIV_MAX - 1)
+
+struct fdv_fabric {
+	struct fid_fabric fabric_fid;
+	uint32_t version;
+	atomic_int refs;
+	char *name;
+};
+
+struct fdv_domain {
+	struct fid_domain domain_fid;
+	struct fdv_fabric *fabric;
+	struct ibv_context *verbs;	/* rdma_cm's context for the device */
+	struct ibv_pd *pd;
+	struct fi_info *info;
+	struct ibv_device_attr dev_attr;
+	uint32_t version;
+	atomic_int refs;
+};
+
+/* One queued EQ entry: a CM event translated when it was taken from
+ * rdma_cm, a user's fi_eq_write, or an error. */
+struct fdv_eq_entry {
+	struct fdv_eq_entry *next;
+	uint32_t event;
+	bool is_error;
+	struct fi_eq_err_entry err;	/* valid when is_error */
+	size_t len;			/* bytes in data */
+	uint8_t data[];			/* fi_eq_entry / fi_eq_cm_entry + CM data,
+					 * or the error's err_data */
+};
+
+struct fdv_eq {
+	struct fid_eq eq_fid;
+	struct fdv_fabric *fabric;
+	struct rdma_event_channel *channel;
+	int epfd;			/* the EQ's wait fd: channel + eventfd */
+	int efd;			/* written by fi_eq_write and internal events */
+	enum fi_wait_obj wait_obj;
+	pthread_mutex_t lock;
+	struct fdv_eq_entry *head, *tail;
+	struct fdv_eq_entry *last_err;	/* handed out by readerr; freed on next read */
+	atomic_int refs;
+};
+
+struct fdv_cq_full {
+	struct fdv_cq cq;		/* first: inline part */
+	struct fdv_domain *domain;
+	struct ibv_comp_channel *channel;
+	int signal_fd;			/* fi_cq_signal wakes a blocked sread */
+	enum fi_wait_obj wait_obj;
+	bool armed;
+	uint32_t backlog_head;
+	struct ibv_wc backlog_wc[FDV_CQ_BATCH];
+	atomic_int refs;
+};
+
+struct fdv_mr_full {
+	struct fdv_mr mr;		/* first: inline part */
+	struct fdv_domain *domain;
+	struct ibv_mr *ibmr;
+	uint64_t access;
+};
+
+enum fdv_ep_state {
+	FDV_EP_IDLE,		/* created, not enabled */
+	FDV_EP_ENABLED,		/* QP exists */
+	FDV_EP_CONNECTING,	/* fi_connect / fi_accept called */
+	FDV_EP_CONNECTED,
+	FDV_EP_SHUTDOWN,	/* disconnected: either side */
+};
+
+struct fdv_msg_ep {
+	struct fdv_ep ep;		/* first: inline part */
+	struct fdv_domain *domain;
+	struct fi_info *info;
+	struct rdma_cm_id *id;
+	struct fdv_eq *eq;
+	struct fdv_cq_full *tx_cq, *rx_cq;
+	uint64_t tx_bind_flags, rx_bind_flags;
+	enum fdv_ep_state state;
+	bool disconnect_sent;
+	bool passive;		/* created from a connection request */
+	uint8_t peer_initiator_depth;	/* what the connect request offered */
+	uint8_t peer_responder_resources;
+};
+
+struct fdv_pep {
+	struct fid_pep pep_fid;
+	struct fdv_fabric *fabric;
+	struct fi_info *info;
+	struct rdma_cm_id *id;
+	struct fdv_eq *eq;
+	int backlog;
+	bool listening;
+};
+
+/* info->handle of an FI_CONNREQ: the request's rdma_cm id until an
+ * endpoint adopts it or fi_reject consumes it. */
+struct fdv_connreq {
+	struct fid handle;
+	struct rdma_cm_id *id;
+	uint8_t initiator_depth;	/* from the request, for the accept */
+	uint8_t responder_resources;
+};
+
+#define FDV_OBJ(type, member, fidp) fdv_container_of(fidp, type, member)
+
+/* fdv_fabric.c */
+int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context);
+int fdv_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+
+/* fdv_domain.c */
+int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context);
+
+/* fdv_eq.c */
+int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		struct fid_eq **eq, void *context);
+int fdv_eq_attach(struct fdv_eq *eq, struct rdma_cm_id *id);
+void fdv_eq_forget(struct fdv_eq *eq, const struct fid *fid);
+int fdv_eq_trywait(struct fdv_eq *eq);
+/* Queueing, with the EQ lock held (from fdv_cm_handle_event). */
+int fdv_eq_push_event(struct fdv_eq *eq, uint32_t event, const void *data,
+		      size_t len);
+int fdv_eq_push_cm(struct fdv_eq *eq, uint32_t event, struct fid *fid,
+		   struct fi_info *info, const uint8_t *data, size_t len);
+int fdv_eq_push_error(struct fdv_eq *eq, struct fid *fid, void *context,
+		      int err, int prov_errno, const void *err_data,
+		      size_t err_len);
+
+/* fdv_cq.c */
+int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		struct fid_cq **cq, void *context);
+int fdv_cq_trywait(struct fdv_cq_full *cq);
+
+/* fdv_mr.c */
+extern struct fi_ops_mr fdv_mr_ops;
+
+/* fdv_ep.c / fdv_cm.c */
+int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **ep, void *context);
+int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
+		 struct fid_pep **pep, void *context);
+void fdv_cm_handle_event(struct fdv_eq *eq, struct rdma_cm_event *ev);
+extern struct fi_ops_cm fdv_msg_ep_cm_ops;
+extern struct fi_ops_cm fdv_pep_cm_ops;
+int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep);
+size_t fdv_cm_pack(uint8_t *out, const void *param, size_t len);
+int fdv_cm_unpack(const void *priv, size_t priv_len, const uint8_t **data,
+		  size_t *len);
+
+/* helpers shared by the control path */
+int fdv_errno_to_fi(int err);
+int fdv_wc_status_to_fi(enum ibv_wc_status status);
+int fdv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int fdv_no_control(struct fid *fid, int command, void *arg);
+ssize_t fdv_no_cancel(fid_t fid, void *context);
+int fdv_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		  struct fid_ep **tx_ep, void *context);
+int fdv_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		  struct fid_ep **rx_ep, void *context);
+ssize_t fdv_no_size_left(struct fid_ep *ep);
+int fdv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context);
+
+#endif /* FDV_INTERNAL_H */

@@ -1,0 +1,17 @@
+/* The ops tables gen/gen.py writes into fdv_ops_gen.c. */
+#ifndef FDV_OPS_H
+#define FDV_OPS_H
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/fi_eq.h>
+
+extern struct fi_ops_msg fdv_msg_ops_msg;
+extern struct fi_ops_rma fdv_msg_ops_rma;
+extern struct fi_ops_atomic fdv_msg_ops_atomic;
+extern struct fi_ops_tagged fdv_msg_ops_tagged;
+extern struct fi_ops_cq fdv_ops_cq;
+
+#endif

@@ -1,0 +1,467 @@
+/* Generated from gen/api.spec and include/rdma by gen/gen.py: do not
+ * edit; regenerate with `python3 gen/gen.py`. */
+
+
+/* The ops tables an object hands out in the OFF build (and to programs
+ * compiled without FABRIC_DIRECT): the same provider functions the
+ * direct wrappers call, here compiled out of line. */
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/fi_eq.h>
+#include <fdv/fdv_msg.h>
+#include <fdv/fdv_cq.h>
+#include <fdv/fdv_ep.h>
+#include "fdv_ops.h"
+
+static ssize_t fdv_enosys_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)src_addr;
+	(void)addr;
+	(void)key;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_readv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)src_addr;
+	(void)addr;
+	(void)key;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_write(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_writev(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_inject_write(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t addr, uint64_t key)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)data;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_inject_writedata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)data;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_atomic(struct fid_ep *ep, const void *buf, size_t count, void *desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_atomicmsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_inject_atomic(struct fid_ep *ep, const void *buf, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_fetch_atomic(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)result;
+	(void)result_desc;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_fetch_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, struct fi_ioc *resultv, void **result_desc, size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_fetch_atomicmsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_compare_atomic(struct fid_ep *ep, const void *buf, size_t count, void *desc, const void *compare, void *compare_desc, void *result, void *result_desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)compare;
+	(void)compare_desc;
+	(void)result;
+	(void)result_desc;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_compare_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, const struct fi_ioc *comparev, void **compare_desc, size_t compare_count, struct fi_ioc *resultv, void **result_desc, size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)comparev;
+	(void)compare_desc;
+	(void)compare_count;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_compare_atomicmsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, const struct fi_ioc *comparev, void **compare_desc, size_t compare_count, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)comparev;
+	(void)compare_desc;
+	(void)compare_count;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+static int fdv_enosys_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
+{
+	(void)ep;
+	(void)datatype;
+	(void)op;
+	(void)count;
+	return -FI_ENOSYS;
+}
+
+static int fdv_enosys_fetch_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
+{
+	(void)ep;
+	(void)datatype;
+	(void)op;
+	(void)count;
+	return -FI_ENOSYS;
+}
+
+static int fdv_enosys_compare_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
+{
+	(void)ep;
+	(void)datatype;
+	(void)op;
+	(void)count;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t tag, uint64_t ignore, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)src_addr;
+	(void)tag;
+	(void)ignore;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src_addr, uint64_t tag, uint64_t ignore, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)src_addr;
+	(void)tag;
+	(void)ignore;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t tag, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)dest_addr;
+	(void)tag;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_tsendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t tag, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)dest_addr;
+	(void)tag;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_tinject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t tag)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)dest_addr;
+	(void)tag;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, uint64_t tag, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)data;
+	(void)dest_addr;
+	(void)tag;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr, uint64_t tag)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)data;
+	(void)dest_addr;
+	(void)tag;
+	return -FI_ENOSYS;
+}
+
+struct fi_ops_cq fdv_ops_cq = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = fdv_cq_read,
+	.readfrom = fdv_cq_readfrom,
+	.readerr = fdv_cq_readerr,
+	.sread = fdv_cq_sread,
+	.sreadfrom = fdv_cq_sreadfrom,
+	.signal = fdv_cq_signal,
+	.strerror = fdv_cq_strerror,
+};
+
+struct fi_ops_atomic fdv_msg_ops_atomic = {
+	.size = sizeof(struct fi_ops_atomic),
+	.write = fdv_enosys_atomic,
+	.writev = fdv_enosys_atomicv,
+	.writemsg = fdv_enosys_atomicmsg,
+	.inject = fdv_enosys_inject_atomic,
+	.readwrite = fdv_enosys_fetch_atomic,
+	.readwritev = fdv_enosys_fetch_atomicv,
+	.readwritemsg = fdv_enosys_fetch_atomicmsg,
+	.compwrite = fdv_enosys_compare_atomic,
+	.compwritev = fdv_enosys_compare_atomicv,
+	.compwritemsg = fdv_enosys_compare_atomicmsg,
+	.writevalid = fdv_enosys_atomicvalid,
+	.readwritevalid = fdv_enosys_fetch_atomicvalid,
+	.compwritevalid = fdv_enosys_compare_atomicvalid,
+};
+
+struct fi_ops_msg fdv_msg_ops_msg = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = fdv_msg_recv,
+	.recvv = fdv_msg_recvv,
+	.recvmsg = fdv_msg_recvmsg,
+	.send = fdv_msg_send,
+	.sendv = fdv_msg_sendv,
+	.sendmsg = fdv_msg_sendmsg,
+	.inject = fdv_msg_inject,
+	.senddata = fdv_msg_senddata,
+	.injectdata = fdv_msg_injectdata,
+};
+
+struct fi_ops_rma fdv_msg_ops_rma = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = fdv_enosys_read,
+	.readv = fdv_enosys_readv,
+	.readmsg = fdv_enosys_readmsg,
+	.write = fdv_enosys_write,
+	.writev = fdv_enosys_writev,
+	.writemsg = fdv_enosys_writemsg,
+	.inject = fdv_enosys_inject_write,
+	.writedata = fdv_enosys_writedata,
+	.injectdata = fdv_enosys_inject_writedata,
+};
+
+struct fi_ops_tagged fdv_msg_ops_tagged = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = fdv_enosys_trecv,
+	.recvv = fdv_enosys_trecvv,
+	.recvmsg = fdv_enosys_trecvmsg,
+	.send = fdv_enosys_tsend,
+	.sendv = fdv_enosys_tsendv,
+	.sendmsg = fdv_enosys_tsendmsg,
+	.inject = fdv_enosys_tinject,
+	.senddata = fdv_enosys_tsenddata,
+	.injectdata = fdv_enosys_tinjectdata,
+};

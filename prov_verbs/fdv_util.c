@@ -1,0 +1,112 @@
+/* Error translation and the "not supported" fid ops shared by every
+ * object of the verbs provider. */
+#include <errno.h>
+
+#include "fdv_internal.h"
+
+int fdv_errno_to_fi(int err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case ENOMEM:
+		return FI_ENOMEM;
+	case EAGAIN:
+		return FI_EAGAIN;
+	case ENODEV:
+		return FI_ENODEV;
+	case ETIMEDOUT:
+		return FI_ETIMEDOUT;
+	case ECONNREFUSED:
+		return FI_ECONNREFUSED;
+	case EADDRINUSE:
+		return FI_EADDRINUSE;
+	case EADDRNOTAVAIL:
+		return FI_EADDRNOTAVAIL;
+	default:
+		/* libfabric's codes below 256 are errno values */
+		return err > 0 && err < FI_ERRNO_OFFSET ? err : FI_EOTHER;
+	}
+}
+
+int fdv_wc_status_to_fi(enum ibv_wc_status status)
+{
+	switch (status) {
+	case IBV_WC_SUCCESS:
+		return 0;
+	case IBV_WC_LOC_LEN_ERR:
+		return FI_ETRUNC;
+	case IBV_WC_WR_FLUSH_ERR:
+		return FI_ECANCELED;
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_LOC_PROT_ERR:
+	case IBV_WC_LOC_ACCESS_ERR:
+	case IBV_WC_MW_BIND_ERR:
+		return FI_EACCES;
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_LOC_QP_OP_ERR:
+		return FI_EINVAL;
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return FI_ETIMEDOUT;
+	case IBV_WC_REM_OP_ERR:
+	case IBV_WC_REM_ABORT_ERR:
+		return FI_EREMOTEIO;
+	default:
+		return FI_EIO;
+	}
+}
+
+int fdv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid;
+	(void)bfid;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+int fdv_no_control(struct fid *fid, int command, void *arg)
+{
+	(void)fid;
+	(void)command;
+	(void)arg;
+	return -FI_ENOSYS;
+}
+
+int fdv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context)
+{
+	(void)fid;
+	(void)name;
+	(void)flags;
+	(void)ops;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+ssize_t fdv_no_cancel(fid_t fid, void *context)
+{
+	(void)fid;
+	(void)context;
+	return -FI_ENOSYS;	/* a posted work request cannot be taken back */
+}
+
+int fdv_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		  struct fid_ep **tx_ep, void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+int fdv_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		  struct fid_ep **rx_ep, void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+ssize_t fdv_no_size_left(struct fid_ep *ep)
+{
+	(void)ep;
+	return -FI_ENOSYS;
+}

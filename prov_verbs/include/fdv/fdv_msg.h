@@ -1,0 +1,220 @@
+/* FI_MSG on an RC queue pair: every call is one work request. */
+#include <rdma/fi_endpoint.h>
+
+#ifndef FDV_MSG_H
+#define FDV_MSG_H
+
+#include <fdv/fdv_ep.h>
+
+FDV_EXTERN_C_BEGIN
+
+/* Sends of at most inject_size bytes go inline: the CPU copies them into the
+ * work request, so they need no descriptor and the buffer is reusable at
+ * return. Larger ones need the registration's lkey. */
+FDV_INLINE ssize_t fdv_msg_send_one(struct fdv_ep *ep, const void *buf,
+				    size_t len, void *desc, uint64_t want_comp,
+				    void *context, enum ibv_wr_opcode opcode,
+				    uint32_t imm_be)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	if (fdv_unlikely((!buf && len) || len > FDV_MAX_MSG_SIZE))
+		return fdv_ep_bad_request(ep, "send buffer or length");
+	sge.addr = (uintptr_t)buf;
+	sge.length = (uint32_t)len;
+	if (len <= ep->inject_size) {
+		sge.lkey = 0;
+		wr.send_flags = IBV_SEND_INLINE;
+	} else {
+		if (fdv_unlikely(!desc))
+			return fdv_ep_bad_request(ep, "send without a descriptor");
+		sge.lkey = fdv_desc_lkey(desc);
+		wr.send_flags = 0;
+	}
+	wr.sg_list = &sge;
+	wr.num_sge = len ? 1 : 0;
+	wr.opcode = opcode;
+	wr.imm_data = imm_be;
+	return fdv_ep_post_send(ep, &wr, want_comp, context);
+}
+
+FDV_INLINE ssize_t fdv_msg_send(struct fid_ep *ep_fid, const void *buf,
+				size_t len, void *desc, fi_addr_t dest_addr,
+				void *context)
+{
+	struct fdv_ep *ep = fdv_ep_of(ep_fid);
+
+	(void)dest_addr; /* connected endpoint */
+	return fdv_msg_send_one(ep, buf, len, desc, ep->tx_comp, context,
+				IBV_WR_SEND, 0);
+}
+
+FDV_INLINE ssize_t fdv_msg_senddata(struct fid_ep *ep_fid, const void *buf,
+				    size_t len, void *desc, uint64_t data,
+				    fi_addr_t dest_addr, void *context)
+{
+	struct fdv_ep *ep = fdv_ep_of(ep_fid);
+
+	(void)dest_addr;
+	return fdv_msg_send_one(ep, buf, len, desc, ep->tx_comp, context,
+				IBV_WR_SEND_WITH_IMM, htobe32((uint32_t)data));
+}
+
+FDV_INLINE ssize_t fdv_msg_inject_one(struct fdv_ep *ep, const void *buf,
+				      size_t len, enum ibv_wr_opcode opcode,
+				      uint32_t imm_be)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	if (fdv_unlikely(len > ep->inject_size || (!buf && len)))
+		return fdv_ep_bad_request(ep, "inject length over inject_size");
+	sge.addr = (uintptr_t)buf;
+	sge.length = (uint32_t)len;
+	sge.lkey = 0;
+	wr.sg_list = &sge;
+	wr.num_sge = len ? 1 : 0;
+	wr.opcode = opcode;
+	wr.imm_data = imm_be;
+	wr.send_flags = IBV_SEND_INLINE;
+	return fdv_ep_post_send(ep, &wr, 0, NULL);
+}
+
+FDV_INLINE ssize_t fdv_msg_inject(struct fid_ep *ep_fid, const void *buf,
+				  size_t len, fi_addr_t dest_addr)
+{
+	(void)dest_addr;
+	return fdv_msg_inject_one(fdv_ep_of(ep_fid), buf, len, IBV_WR_SEND, 0);
+}
+
+FDV_INLINE ssize_t fdv_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
+				      size_t len, uint64_t data,
+				      fi_addr_t dest_addr)
+{
+	(void)dest_addr;
+	return fdv_msg_inject_one(fdv_ep_of(ep_fid), buf, len,
+				  IBV_WR_SEND_WITH_IMM, htobe32((uint32_t)data));
+}
+
+/* The vector and msg forms share one body; flags are the caller's (sendmsg)
+ * or the endpoint's defaults (sendv). */
+FDV_INLINE ssize_t fdv_msg_sendv_flags(struct fdv_ep *ep,
+				       const struct iovec *iov, void **desc,
+				       size_t count, void *context,
+				       uint64_t flags, uint64_t data)
+{
+	struct ibv_sge sge[FDV_IOV_MAX];
+	struct ibv_send_wr wr;
+	size_t total;
+	int inl;
+
+	if (fdv_unlikely(count > ep->tx_iov_limit || (count && !iov)))
+		return fdv_ep_bad_request(ep, "iov count over tx iov_limit");
+	total = 0;
+	for (size_t i = 0; i < count; i++)
+		total += iov[i].iov_len;
+	inl = total <= ep->inject_size;
+	if (fdv_unlikely((flags & FI_INJECT) && !inl))
+		return fdv_ep_bad_request(ep, "FI_INJECT over inject_size");
+	if (fdv_unlikely(total > FDV_MAX_MSG_SIZE ||
+			 fdv_fill_sge(sge, iov, desc, count, !inl) == SIZE_MAX))
+		return fdv_ep_bad_request(ep, "send iov without descriptor");
+	wr.sg_list = sge;
+	wr.num_sge = (int)count;
+	wr.send_flags = inl ? IBV_SEND_INLINE : 0;
+	if (flags & FI_REMOTE_CQ_DATA) {
+		wr.opcode = IBV_WR_SEND_WITH_IMM;
+		wr.imm_data = htobe32((uint32_t)data);
+	} else {
+		wr.opcode = IBV_WR_SEND;
+	}
+	return fdv_ep_post_send(ep, &wr, (flags | ep->tx_comp) & FI_COMPLETION,
+				context);
+}
+
+FDV_INLINE ssize_t fdv_msg_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
+				 void **desc, size_t count, fi_addr_t dest_addr,
+				 void *context)
+{
+	struct fdv_ep *ep = fdv_ep_of(ep_fid);
+
+	(void)dest_addr;
+	return fdv_msg_sendv_flags(ep, iov, desc, count, context, ep->tx_comp, 0);
+}
+
+FDV_INLINE ssize_t fdv_msg_sendmsg(struct fid_ep *ep_fid,
+				   const struct fi_msg *msg, uint64_t flags)
+{
+	struct fdv_ep *ep = fdv_ep_of(ep_fid);
+
+	if (fdv_unlikely(!msg))
+		return fdv_ep_bad_request(ep, "NULL fi_msg");
+	return fdv_msg_sendv_flags(ep, msg->msg_iov, msg->desc, msg->iov_count,
+				   msg->context, flags, msg->data);
+}
+
+FDV_INLINE ssize_t fdv_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
+				void *desc, fi_addr_t src_addr, void *context)
+{
+	struct fdv_ep *ep = fdv_ep_of(ep_fid);
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr;
+
+	(void)src_addr;
+	if (fdv_unlikely(len && (!buf || !desc || len > FDV_MAX_MSG_SIZE)))
+		return fdv_ep_bad_request(ep, "receive buffer, length or descriptor");
+	sge.addr = (uintptr_t)buf;
+	sge.length = (uint32_t)len;
+	sge.lkey = len ? fdv_desc_lkey(desc) : 0;
+	wr.sg_list = &sge;
+	wr.num_sge = len ? 1 : 0;
+	return fdv_ep_post_recv(ep, &wr, ep->rx_comp, context);
+}
+
+FDV_INLINE ssize_t fdv_msg_recvv_flags(struct fdv_ep *ep,
+				       const struct iovec *iov, void **desc,
+				       size_t count, void *context,
+				       uint64_t flags)
+{
+	struct ibv_sge sge[FDV_IOV_MAX];
+	struct ibv_recv_wr wr;
+
+	if (fdv_unlikely(count > ep->rx_iov_limit || (count && !iov)))
+		return fdv_ep_bad_request(ep, "iov count over rx iov_limit");
+	if (fdv_unlikely(fdv_fill_sge(sge, iov, desc, count, 1) > FDV_MAX_MSG_SIZE))
+		return fdv_ep_bad_request(ep, "receive iov without descriptor");
+	wr.sg_list = sge;
+	wr.num_sge = (int)count;
+	return fdv_ep_post_recv(ep, &wr, (flags | ep->rx_comp) & FI_COMPLETION,
+				context);
+}
+
+FDV_INLINE ssize_t fdv_msg_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
+				 void **desc, size_t count, fi_addr_t src_addr,
+				 void *context)
+{
+	struct fdv_ep *ep = fdv_ep_of(ep_fid);
+
+	(void)src_addr;
+	return fdv_msg_recvv_flags(ep, iov, desc, count, context, ep->rx_comp);
+}
+
+FDV_INLINE ssize_t fdv_msg_recvmsg(struct fid_ep *ep_fid,
+				   const struct fi_msg *msg, uint64_t flags)
+{
+	struct fdv_ep *ep = fdv_ep_of(ep_fid);
+
+	if (fdv_unlikely(!msg))
+		return fdv_ep_bad_request(ep, "NULL fi_msg");
+	/* Peeking, claiming and multi-receive buffers need matching in
+	 * software, which an RC receive queue does not do. */
+	if (fdv_unlikely(flags & (FI_PEEK | FI_CLAIM | FI_MULTI_RECV)))
+		return -FI_EBADFLAGS;
+	return fdv_msg_recvv_flags(ep, msg->msg_iov, msg->desc, msg->iov_count,
+				   msg->context, flags);
+}
+
+FDV_EXTERN_C_END
+
+#endif /* FDV_MSG_H */
