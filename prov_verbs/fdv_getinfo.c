@@ -1,0 +1,1037 @@
+/*
+ * Verbs provider: device discovery and fi_getinfo for FI_EP_MSG.
+ *
+ * Devices are looked at once: for each rdma-core device with an ACTIVE
+ * port an fi_info template is built from ibv_query_device/_port and a
+ * probe of the largest inline send an RC QP accepts.  Templates hold the
+ * device's maxima; fi_getinfo matches hints against them with the core's
+ * fd_info_check, narrows a copy with fd_info_narrow, then fills in the
+ * provider defaults (FI_VERBS_*) and the addresses.
+ *
+ * Addresses decide the device: rdma_cm is asked which device a local
+ * address is bound to (rdma_bind_addr) or which device routes to a peer
+ * (rdma_resolve_addr), exactly as the connection will later be made.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#define FD_LOG_PROV "verbs"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+
+#include <fdv/fdv_config.h>
+
+#include "fd_core.h"
+#include "fdv_getinfo.h"
+
+#ifndef FDV_THREAD_SAFE
+#error "fdv_config.h must define FDV_THREAD_SAFE"
+#endif
+
+/* What an MSG endpoint over an RC QP can do. */
+#define FDV_TX_CAPS	(FI_MSG | FI_SEND | FI_RMA | FI_READ | FI_WRITE | \
+			 FI_ATOMIC)
+#define FDV_RX_CAPS	(FI_MSG | FI_RECV | FI_RMA | FI_REMOTE_READ | \
+			 FI_REMOTE_WRITE | FI_ATOMIC)
+#define FDV_DOMAIN_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define FDV_CAPS	(FDV_TX_CAPS | FDV_RX_CAPS | FDV_DOMAIN_CAPS)
+
+/* An RC QP executes in order except that a read may pass a write; the
+ * RMA and atomic variants of the same pairs hold for the same reason. */
+#define FDV_MSG_ORDER	(FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS |	\
+			 FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAW |	\
+			 FI_ORDER_SAS | FI_ORDER_RMA_RAR |		\
+			 FI_ORDER_RMA_RAW | FI_ORDER_RMA_WAW |		\
+			 FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |	\
+			 FI_ORDER_ATOMIC_WAW)
+
+/* iWARP has no immediate data, so no transmit-complete via it either. */
+#define FDV_TX_OP_FLAGS_IWARP (FI_INJECT | FI_INJECT_COMPLETE | FI_COMPLETION)
+#define FDV_TX_OP_FLAGS	(FDV_TX_OP_FLAGS_IWARP | FI_TRANSMIT_COMPLETE)
+
+/* Registration as verbs does it: local buffers need an lkey, peers use
+ * our virtual addresses and the rkeys the device picks.  FI_MR_BASIC
+ * here means "legacy basic registration accepted". */
+#define FDV_MR_MODE	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
+			 FI_MR_PROV_KEY | FI_MR_BASIC)
+
+#define FDV_MAX_TX_RX_CTX	1024
+#define FDV_MAX_ERR_DATA	255	/* rdma_cm private data fits in it */
+#define FDV_INLINE_PROBE_MAX	1024
+#define FDV_RESOLVE_TIMEOUT_MS	2000
+
+#if FDV_THREAD_SAFE
+#define FDV_THREADING FI_THREAD_SAFE
+#else
+#define FDV_THREADING FI_THREAD_DOMAIN
+#endif
+
+/* ------------------------------------------------------------------------
+ * Parameters
+ * ---------------------------------------------------------------------- */
+void fdv_getinfo_init(void)
+{
+	fd_param_define(FDV_PROV_NAME, "tx_size", FI_PARAM_INT,
+			"Transmit queue depth when the hints ask for none "
+			"(default: 384)");
+	fd_param_define(FDV_PROV_NAME, "rx_size", FI_PARAM_INT,
+			"Receive queue depth when the hints ask for none "
+			"(default: 384)");
+	fd_param_define(FDV_PROV_NAME, "tx_iov_limit", FI_PARAM_INT,
+			"Scatter/gather entries per send when the hints ask "
+			"for none (default: 4)");
+	fd_param_define(FDV_PROV_NAME, "rx_iov_limit", FI_PARAM_INT,
+			"Scatter/gather entries per receive when the hints "
+			"ask for none (default: 4)");
+	fd_param_define(FDV_PROV_NAME, "inline_size", FI_PARAM_INT,
+			"Inject size reported when the hints ask for none; "
+			"never more than the device allows (default: 256)");
+	fd_param_define(FDV_PROV_NAME, "min_rnr_timer", FI_PARAM_INT,
+			"QP min_rnr_timer, 0 - 31 (default: 12)");
+	fd_param_define(FDV_PROV_NAME, "cqread_bunch_size", FI_PARAM_INT,
+			"Completions taken from the device per poll "
+			"(default: 8)");
+	fd_param_define(FDV_PROV_NAME, "gid_idx", FI_PARAM_INT,
+			"GID table index to use, 0 - 255 (default: 0)");
+	fd_param_define(FDV_PROV_NAME, "device_name", FI_PARAM_STRING,
+			"Use only verbs devices whose name starts with this "
+			"(default: all)");
+	fd_param_define(FDV_PROV_NAME, "iface", FI_PARAM_STRING,
+			"Use only addresses of network interfaces whose name "
+			"is this, or starts with it (default: all)");
+}
+
+static size_t fdv_param_size(const char *name, size_t def, size_t min,
+			     size_t max)
+{
+	int v, ret;
+
+	ret = fd_param_get_int(FDV_PROV_NAME, name, &v);
+	if (ret)
+		return def;
+	if (v < 0 || (size_t)v < min || (size_t)v > max) {
+		FD_WARN(FD_LOG_CORE, "FI_VERBS_%s=%d out of range "
+			"[%zu, %zu], using %zu", name, v, min, max, def);
+		return def;
+	}
+	return (size_t)v;
+}
+
+void fdv_read_params(struct fdv_params *p)
+{
+	char *s;
+
+	fd_init();
+	memset(p, 0, sizeof(*p));
+	p->tx_size = fdv_param_size("tx_size", FDV_DEF_TX_SIZE, 1, INT32_MAX);
+	p->rx_size = fdv_param_size("rx_size", FDV_DEF_RX_SIZE, 1, INT32_MAX);
+	p->tx_iov_limit = fdv_param_size("tx_iov_limit", FDV_DEF_TX_IOV_LIMIT,
+					 1, INT32_MAX);
+	p->rx_iov_limit = fdv_param_size("rx_iov_limit", FDV_DEF_RX_IOV_LIMIT,
+					 1, INT32_MAX);
+	p->inline_size = fdv_param_size("inline_size", FDV_DEF_INLINE_SIZE, 0,
+					INT32_MAX);
+	p->min_rnr_timer = (int)fdv_param_size("min_rnr_timer",
+					       FDV_DEF_MIN_RNR_TIMER, 0, 31);
+	p->cqread_bunch_size = (int)fdv_param_size("cqread_bunch_size",
+						   FDV_DEF_CQREAD_BUNCH, 1,
+						   INT32_MAX);
+	p->gid_idx = (int)fdv_param_size("gid_idx", FDV_DEF_GID_IDX, 0, 255);
+	if (!fd_param_get_str(FDV_PROV_NAME, "device_name", &s))
+		p->device_name = s;
+	if (!fd_param_get_str(FDV_PROV_NAME, "iface", &s))
+		p->iface = s;
+}
+
+/* ------------------------------------------------------------------------
+ * Templates
+ * ---------------------------------------------------------------------- */
+
+/* The parts of a template that do not depend on the device. */
+static int fdv_fill_common(struct fi_info *fi, int iwarp)
+{
+	fi->caps = FDV_CAPS;
+	/* A write with immediate data consumes a receive at the target. */
+	fi->mode = iwarp ? 0 : FI_RX_CQ_DATA;
+	fi->addr_format = FI_SOCKADDR;
+
+	fi->tx_attr->caps = FDV_TX_CAPS;
+	fi->tx_attr->mode = 0;
+	fi->tx_attr->op_flags = iwarp ? FDV_TX_OP_FLAGS_IWARP : FDV_TX_OP_FLAGS;
+	fi->tx_attr->msg_order = FDV_MSG_ORDER;
+	fi->tx_attr->comp_order = FI_ORDER_STRICT;
+	/* One remote region per RMA: a work request has one rkey. */
+	fi->tx_attr->rma_iov_limit = 1;
+
+	fi->rx_attr->caps = FDV_RX_CAPS;
+	fi->rx_attr->mode = fi->mode;
+	fi->rx_attr->op_flags = FI_COMPLETION;
+	fi->rx_attr->msg_order = FDV_MSG_ORDER;
+	fi->rx_attr->comp_order = FI_ORDER_STRICT | FI_ORDER_DATA;
+
+	fi->ep_attr->type = FI_EP_MSG;
+	fi->ep_attr->protocol = iwarp ? FI_PROTO_IWARP : FI_PROTO_RDMA_CM_IB_RC;
+	fi->ep_attr->protocol_version = 1;
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+
+	fi->domain_attr->threading = FDV_THREADING;
+	fi->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	fi->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	fi->domain_attr->av_type = FI_AV_UNSPEC;
+	fi->domain_attr->mr_mode = FDV_MR_MODE;
+	fi->domain_attr->mr_key_size = sizeof(uint32_t);	/* rkey */
+	fi->domain_attr->cq_data_size = iwarp ? 0 : sizeof(uint32_t);
+	fi->domain_attr->max_ep_tx_ctx = 1;
+	fi->domain_attr->max_ep_rx_ctx = 1;
+	fi->domain_attr->mr_iov_limit = 1;
+	fi->domain_attr->caps = FDV_DOMAIN_CAPS;
+	fi->domain_attr->max_err_data = FDV_MAX_ERR_DATA;
+
+	fi->fabric_attr->prov_name = strdup(FDV_PROV_NAME);
+	fi->fabric_attr->prov_version = FD_PROV_VERSION;
+	return fi->fabric_attr->prov_name ? 0 : -FI_ENOMEM;
+}
+
+static int fdv_create_qp_probe(struct ibv_pd *pd, struct ibv_cq *cq,
+			       uint32_t wr, uint32_t sge, uint32_t inline_size,
+			       uint32_t *got)
+{
+	struct ibv_qp_init_attr attr;
+	struct ibv_qp *qp;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.send_cq = cq;
+	attr.recv_cq = cq;
+	attr.qp_type = IBV_QPT_RC;
+	attr.cap.max_send_wr = wr;
+	attr.cap.max_recv_wr = wr;
+	attr.cap.max_send_sge = sge;
+	attr.cap.max_recv_sge = sge;
+	attr.cap.max_inline_data = inline_size;
+	qp = ibv_create_qp(pd, &attr);
+	if (!qp)
+		return -1;
+	/* The driver reports what it really gave, possibly more. */
+	*got = attr.cap.max_inline_data;
+	ibv_destroy_qp(qp);
+	return 0;
+}
+
+/*
+ * Largest max_inline_data an RC QP of the default shape accepts: try the
+ * cap, then bisect.  Devices disagree wildly (0 to kilobytes) and none
+ * report it in ibv_query_device.
+ */
+static uint32_t fdv_probe_inline(struct ibv_context *ctx,
+				 const struct ibv_device_attr *da,
+				 const struct fdv_params *prm)
+{
+	uint32_t wr, sge, lo = 0, hi = FDV_INLINE_PROBE_MAX, got = 0, best = 0;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+
+	wr = (uint32_t)(prm->tx_size < (size_t)da->max_qp_wr ?
+			prm->tx_size : (size_t)da->max_qp_wr);
+	sge = (uint32_t)(prm->tx_iov_limit < (size_t)da->max_sge ?
+			 prm->tx_iov_limit : (size_t)da->max_sge);
+	if (!wr)
+		wr = 1;
+	if (!sge)
+		sge = 1;
+
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		return 0;
+	cq = ibv_create_cq(ctx, 2 * (int)wr, NULL, NULL, 0);
+	if (!cq) {
+		ibv_dealloc_pd(pd);
+		return 0;
+	}
+
+	if (!fdv_create_qp_probe(pd, cq, wr, sge, hi, &got)) {
+		best = got > hi ? got : hi;
+	} else {
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo + 1) / 2;
+
+			if (!fdv_create_qp_probe(pd, cq, wr, sge, mid, &got)) {
+				lo = mid;
+				best = got > mid ? got : mid;
+			} else {
+				hi = mid - 1;
+			}
+		}
+	}
+
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	return best;
+}
+
+static struct fi_info *fdv_build_template(struct fdv_device_info *dev)
+{
+	const struct ibv_device_attr *da = &dev->attr;
+	int iwarp = dev->transport == IBV_TRANSPORT_IWARP;
+	struct fi_info *fi;
+	size_t max_ctx;
+	char name[64];
+
+	fi = fi_allocinfo();
+	if (!fi)
+		return NULL;
+	if (fdv_fill_common(fi, iwarp))
+		goto err;
+
+	fi->tx_attr->size = (size_t)da->max_qp_wr;
+	fi->tx_attr->iov_limit = (size_t)da->max_sge;
+	fi->tx_attr->inject_size = dev->max_inline;
+	fi->rx_attr->size = (size_t)da->max_qp_wr;
+	fi->rx_attr->iov_limit = (size_t)da->max_sge;
+
+	fi->ep_attr->max_msg_size = dev->port_attr.max_msg_sz;
+	fi->ep_attr->max_order_raw_size = dev->port_attr.max_msg_sz;
+	fi->ep_attr->max_order_waw_size = dev->port_attr.max_msg_sz;
+
+	max_ctx = da->max_qp > 0 ? (size_t)da->max_qp : 0;
+	fi->domain_attr->cq_cnt = da->max_cq > 0 ? (size_t)da->max_cq : 0;
+	fi->domain_attr->ep_cnt = max_ctx;
+	fi->domain_attr->tx_ctx_cnt = max_ctx < FDV_MAX_TX_RX_CTX ?
+				      max_ctx : FDV_MAX_TX_RX_CTX;
+	fi->domain_attr->rx_ctx_cnt = fi->domain_attr->tx_ctx_cnt;
+	fi->domain_attr->mr_cnt = da->max_mr > 0 ? (size_t)da->max_mr : 0;
+
+	fi->domain_attr->name = strdup(dev->name);
+	if (iwarp)
+		snprintf(name, sizeof(name), "%s", FDV_IWARP_FABRIC);
+	else
+		snprintf(name, sizeof(name), FDV_IB_FABRIC_PREFIX "%" PRIx64,
+			 (uint64_t)be64toh(dev->gid.global.subnet_prefix));
+	fi->fabric_attr->name = strdup(name);
+	if (!fi->domain_attr->name || !fi->fabric_attr->name)
+		goto err;
+	return fi;
+err:
+	fi_freeinfo(fi);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Device cache
+ * ---------------------------------------------------------------------- */
+static pthread_once_t fdv_devices_once = PTHREAD_ONCE_INIT;
+static struct fdv_device_info *fdv_devices;
+static int fdv_ndevices;
+
+static int fdv_first_active_port(struct ibv_context *ctx,
+				 const struct ibv_device_attr *da,
+				 struct ibv_port_attr *pa)
+{
+	for (int p = 1; p <= da->phys_port_cnt; p++) {
+		if (ibv_query_port(ctx, (uint8_t)p, pa))
+			continue;
+		if (pa->state == IBV_PORT_ACTIVE)
+			return p;
+	}
+	return 0;
+}
+
+static void fdv_devices_build(void)
+{
+	struct ibv_device **list;
+	struct fdv_params prm;
+	int n = 0;
+
+	fdv_read_params(&prm);
+	list = ibv_get_device_list(&n);
+	if (!list || n <= 0) {
+		FD_INFO(FD_LOG_FABRIC, "no RDMA devices found");
+		if (list)
+			ibv_free_device_list(list);
+		return;
+	}
+	fdv_devices = calloc((size_t)n, sizeof(*fdv_devices));
+	if (!fdv_devices) {
+		ibv_free_device_list(list);
+		return;
+	}
+
+	for (int i = 0; i < n; i++) {
+		struct fdv_device_info *dev = &fdv_devices[fdv_ndevices];
+		const char *name = ibv_get_device_name(list[i]);
+		struct ibv_context *ctx;
+		int port;
+
+		ctx = ibv_open_device(list[i]);
+		if (!ctx) {
+			FD_INFO(FD_LOG_FABRIC, "device %s: cannot open: %s",
+				name, strerror(errno));
+			continue;
+		}
+		if (ibv_query_device(ctx, &dev->attr)) {
+			FD_INFO(FD_LOG_FABRIC, "device %s: query failed: %s",
+				name, strerror(errno));
+			goto next;
+		}
+		port = fdv_first_active_port(ctx, &dev->attr, &dev->port_attr);
+		if (!port) {
+			FD_INFO(FD_LOG_FABRIC, "device %s: no active port",
+				name);
+			goto next;
+		}
+		dev->port_num = (uint8_t)port;
+		dev->link_layer = dev->port_attr.link_layer;
+		dev->transport = list[i]->transport_type;
+		if (dev->transport != IBV_TRANSPORT_IB &&
+		    dev->transport != IBV_TRANSPORT_IWARP) {
+			FD_INFO(FD_LOG_FABRIC, "device %s: transport %d is "
+				"neither InfiniBand/RoCE nor iWARP", name,
+				(int)dev->transport);
+			goto next;
+		}
+		if (ibv_query_gid(ctx, dev->port_num, prm.gid_idx, &dev->gid))
+			memset(&dev->gid, 0, sizeof(dev->gid));
+		dev->max_inline = fdv_probe_inline(ctx, &dev->attr, &prm);
+		dev->name = strdup(name);
+		if (!dev->name)
+			goto next;
+		dev->info = fdv_build_template(dev);
+		if (!dev->info) {
+			free((char *)dev->name);
+			goto next;
+		}
+		FD_INFO(FD_LOG_FABRIC, "device %s: port %d, max inline %u, "
+			"fabric %s", name, port, dev->max_inline,
+			dev->info->fabric_attr->name);
+		fdv_ndevices++;
+next:
+		ibv_close_device(ctx);
+	}
+	ibv_free_device_list(list);
+}
+
+static void fdv_devices_init(void)
+{
+	pthread_once(&fdv_devices_once, fdv_devices_build);
+}
+
+int fdv_device_count(void)
+{
+	fdv_devices_init();
+	return fdv_ndevices;
+}
+
+const struct fdv_device_info *fdv_device_at(int i)
+{
+	fdv_devices_init();
+	return i >= 0 && i < fdv_ndevices ? &fdv_devices[i] : NULL;
+}
+
+const struct fdv_device_info *fdv_device_lookup(const char *domain_name)
+{
+	if (!domain_name)
+		return NULL;
+	fdv_devices_init();
+	for (int i = 0; i < fdv_ndevices; i++)
+		if (!strcmp(fdv_devices[i].name, domain_name))
+			return &fdv_devices[i];
+	return NULL;
+}
+
+const struct fi_info *fdv_device_template(const char *domain_name)
+{
+	const struct fdv_device_info *dev = fdv_device_lookup(domain_name);
+
+	return dev ? dev->info : NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Addresses
+ * ---------------------------------------------------------------------- */
+
+/* One (device, local address, peer address) combination to report. */
+struct fdv_cand {
+	const struct fdv_device_info	*dev;
+	struct sockaddr_storage		src;
+	struct sockaddr_storage		dst;
+	socklen_t			srclen;
+	socklen_t			dstlen;
+};
+
+struct fdv_cands {
+	struct fdv_cand	*v;
+	size_t		n, cap;
+};
+
+static struct fdv_cand *fdv_cand_add(struct fdv_cands *c)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 8;
+		struct fdv_cand *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		c->v = v;
+		c->cap = cap;
+	}
+	memset(&c->v[c->n], 0, sizeof(c->v[0]));
+	return &c->v[c->n++];
+}
+
+static void fdv_set_port(struct sockaddr *sa, uint16_t port_be)
+{
+	if (sa->sa_family == AF_INET)
+		((struct sockaddr_in *)sa)->sin_port = port_be;
+	else if (sa->sa_family == AF_INET6)
+		((struct sockaddr_in6 *)sa)->sin6_port = port_be;
+}
+
+static int fdv_is_wildcard(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(
+			&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return 0;
+}
+
+/* Copy an IP sockaddr given by the application, checking it is one. */
+static int fdv_copy_sockaddr(const void *addr, size_t len,
+			     struct sockaddr_storage *out, socklen_t *outlen)
+{
+	sa_family_t family;
+	size_t need;
+
+	if (!addr || len < sizeof(family))
+		return -FI_EINVAL;
+	memcpy(&family, addr, sizeof(family));
+	if (family != AF_INET && family != AF_INET6)
+		return -FI_EINVAL;
+	need = family == AF_INET ? sizeof(struct sockaddr_in) :
+				   sizeof(struct sockaddr_in6);
+	if (len < need)
+		return -FI_EINVAL;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, addr, need);
+	*outlen = (socklen_t)need;
+	return 0;
+}
+
+static int fdv_family_of_format(uint32_t fmt)
+{
+	switch (fmt) {
+	case FI_SOCKADDR_IN:
+		return AF_INET;
+	case FI_SOCKADDR_IN6:
+		return AF_INET6;
+	default:
+		return AF_UNSPEC;
+	}
+}
+
+/*
+ * node/service -> one sockaddr: the local one (passive) or the peer's.
+ * node may be an FI_ADDR_STR sockaddr, then service must be NULL.
+ */
+static int fdv_resolve(const char *node, const char *service, uint64_t flags,
+		       int passive, int family, struct sockaddr_storage *out,
+		       socklen_t *outlen)
+{
+	struct rdma_addrinfo hints, *res = NULL;
+	int ret = -FI_ENODATA;
+
+	if (node && !strncmp(node, "fi_sockaddr", 11)) {
+		uint32_t fmt;
+		size_t len;
+
+		if (service) {
+			FD_INFO(FD_LOG_CORE, "node %s is a full address: "
+				"service %s not allowed", node, service);
+			return -FI_EINVAL;
+		}
+		memset(out, 0, sizeof(*out));
+		if (fd_str_to_sockaddr(node, &fmt, out, &len)) {
+			FD_INFO(FD_LOG_CORE, "cannot parse address %s", node);
+			return -FI_EINVAL;
+		}
+		if (family != AF_UNSPEC && out->ss_family != family)
+			return -FI_ENODATA;
+		*outlen = (socklen_t)len;
+		return 0;
+	}
+
+	memset(&hints, 0, sizeof(hints));
+	if (passive)
+		hints.ai_flags |= RAI_PASSIVE;
+	if (flags & FI_NUMERICHOST)
+		hints.ai_flags |= RAI_NUMERICHOST;
+	if (family != AF_UNSPEC) {
+		hints.ai_family = family;
+		hints.ai_flags |= RAI_FAMILY;
+	}
+	hints.ai_qp_type = IBV_QPT_RC;
+	hints.ai_port_space = RDMA_PS_TCP;
+
+	if (rdma_getaddrinfo(node, service, &hints, &res)) {
+		FD_INFO(FD_LOG_CORE, "rdma_getaddrinfo(%s, %s): %s",
+			node ? node : "NULL", service ? service : "NULL",
+			strerror(errno));
+		return -FI_ENODATA;
+	}
+	for (struct rdma_addrinfo *ai = res; ai; ai = ai->ai_next) {
+		const struct sockaddr *sa = passive ? ai->ai_src_addr :
+					    ai->ai_dst_addr;
+		socklen_t len = passive ? ai->ai_src_len : ai->ai_dst_len;
+
+		if (sa && !fdv_copy_sockaddr(sa, len, out, outlen)) {
+			ret = 0;
+			break;
+		}
+	}
+	rdma_freeaddrinfo(res);
+	return ret;
+}
+
+/* The device a local IP address belongs to, if any. */
+static const struct fdv_device_info *fdv_dev_of_src(const struct sockaddr *sa)
+{
+	const struct fdv_device_info *dev = NULL;
+	struct sockaddr_storage tmp;
+	struct rdma_cm_id *id;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
+		return NULL;
+	/* Port 0: the asked port may already be taken by a listener. */
+	memcpy(&tmp, sa, fd_sockaddr_len(sa));
+	fdv_set_port((struct sockaddr *)&tmp, 0);
+	if (!rdma_bind_addr(id, (struct sockaddr *)&tmp) && id->verbs)
+		dev = fdv_device_lookup(ibv_get_device_name(id->verbs->device));
+	rdma_destroy_id(id);
+	return dev;
+}
+
+/* The device that routes to a peer, and the local address it uses. */
+static const struct fdv_device_info *
+fdv_dev_of_dst(const struct sockaddr *src, const struct sockaddr *dst,
+	       struct sockaddr_storage *local, socklen_t *local_len)
+{
+	const struct fdv_device_info *dev = NULL;
+	struct sockaddr_storage s;
+	struct rdma_cm_id *id;
+	struct sockaddr *la;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
+		return NULL;
+	if (src) {
+		memcpy(&s, src, fd_sockaddr_len(src));
+		fdv_set_port((struct sockaddr *)&s, 0);
+	}
+	/* No event channel: the call waits for the resolution itself. */
+	if (rdma_resolve_addr(id, src ? (struct sockaddr *)&s : NULL,
+			      (struct sockaddr *)dst, FDV_RESOLVE_TIMEOUT_MS)) {
+		FD_INFO(FD_LOG_CORE, "no RDMA route to the destination: %s",
+			strerror(errno));
+		goto out;
+	}
+	if (!id->verbs)
+		goto out;
+	dev = fdv_device_lookup(ibv_get_device_name(id->verbs->device));
+	la = rdma_get_local_addr(id);
+	if (dev && la && !fdv_copy_sockaddr(la, fd_sockaddr_len(la), local,
+					    local_len))
+		fdv_set_port((struct sockaddr *)local, 0);
+	else
+		*local_len = 0;
+out:
+	rdma_destroy_id(id);
+	return dev;
+}
+
+static int fdv_iface_selected(const char *ifname, const char *want,
+			      int exact_exists)
+{
+	if (!want)
+		return 1;
+	if (exact_exists)
+		return !strcmp(ifname, want);
+	return !strncmp(ifname, want, strlen(want));
+}
+
+/* Rank for ordering: IPv4, then global IPv6, then link-local IPv6. */
+static int fdv_addr_rank(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return 0;
+	if (IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)sa)->sin6_addr))
+		return 2;
+	return 1;
+}
+
+/* Every IP address of every device, device order first. */
+static int fdv_list_addrs(const struct fdv_params *prm, int family,
+			  struct fdv_cands *out)
+{
+	struct ifaddrs *ifa_list, *ifa;
+	int exact = 0;
+
+	if (getifaddrs(&ifa_list))
+		return 0;
+	if (prm->iface)
+		for (ifa = ifa_list; ifa && !exact; ifa = ifa->ifa_next)
+			exact = !strcmp(ifa->ifa_name, prm->iface);
+
+	for (int d = 0; d < fdv_ndevices; d++) {
+		for (int rank = 0; rank < 3; rank++) {
+			for (ifa = ifa_list; ifa; ifa = ifa->ifa_next) {
+				const struct sockaddr *sa = ifa->ifa_addr;
+				struct fdv_cand *c;
+
+				if (!sa || (sa->sa_family != AF_INET &&
+					    sa->sa_family != AF_INET6) ||
+				    (family != AF_UNSPEC &&
+				     sa->sa_family != family) ||
+				    !(ifa->ifa_flags & IFF_UP) ||
+				    (ifa->ifa_flags & IFF_LOOPBACK) ||
+				    fdv_addr_rank(sa) != rank ||
+				    !fdv_iface_selected(ifa->ifa_name,
+							prm->iface, exact))
+					continue;
+				if (fdv_dev_of_src(sa) != &fdv_devices[d])
+					continue;
+				c = fdv_cand_add(out);
+				if (!c) {
+					freeifaddrs(ifa_list);
+					return -FI_ENOMEM;
+				}
+				c->dev = &fdv_devices[d];
+				fdv_copy_sockaddr(sa, fd_sockaddr_len(sa),
+						  &c->src, &c->srclen);
+				fdv_set_port((struct sockaddr *)&c->src, 0);
+			}
+		}
+	}
+	freeifaddrs(ifa_list);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * fi_getinfo
+ * ---------------------------------------------------------------------- */
+
+/* Does the application accept that remote CQ data consumes receives? */
+static int fdv_app_takes_rx_cq_data(const struct fi_info *hints)
+{
+	return !hints || (hints->mode & FI_RX_CQ_DATA) ||
+	       (hints->rx_attr && (hints->rx_attr->mode & FI_RX_CQ_DATA));
+}
+
+static size_t fdv_min(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+static int fdv_set_addr(void **addr, size_t *addrlen,
+			const struct sockaddr_storage *ss, socklen_t len)
+{
+	void *p;
+
+	free(*addr);
+	*addr = NULL;
+	*addrlen = 0;
+	if (!len)
+		return 0;
+	p = malloc(len);
+	if (!p)
+		return -FI_ENOMEM;
+	memcpy(p, ss, len);
+	*addr = p;
+	*addrlen = len;
+	return 0;
+}
+
+/* Match one candidate and append its fi_info; 0 also when it does not
+ * match. */
+static int fdv_emit(uint32_t version, const struct fi_info *hints,
+		    const struct fdv_params *prm, const struct fdv_cand *c,
+		    struct fi_info ***tail)
+{
+	const struct fi_info *tmpl = c->dev->info;
+	const struct fi_tx_attr *htx = hints ? hints->tx_attr : NULL;
+	const struct fi_rx_attr *hrx = hints ? hints->rx_attr : NULL;
+	struct fi_domain_attr dom;
+	struct fi_rx_attr rx;
+	struct fi_info t, *fi;
+	int family = c->srclen ? c->src.ss_family :
+		     c->dstlen ? c->dst.ss_family : AF_UNSPEC;
+
+	if (prm->device_name &&
+	    strncasecmp(c->dev->name, prm->device_name,
+			strlen(prm->device_name))) {
+		FD_DBG(FD_LOG_FABRIC, "device %s: not FI_VERBS_DEVICE_NAME=%s",
+		       c->dev->name, prm->device_name);
+		return 0;
+	}
+	if (hints && fdv_family_of_format(hints->addr_format) != AF_UNSPEC &&
+	    family != AF_UNSPEC &&
+	    fdv_family_of_format(hints->addr_format) != family)
+		return 0;
+
+	/*
+	 * FI_RX_CQ_DATA matters only to applications using remote CQ data.
+	 * Others are not asked for it, and are told cq_data_size 0; asking
+	 * for CQ data without accepting the mode still fails the match.
+	 */
+	t = *tmpl;
+	rx = *tmpl->rx_attr;
+	dom = *tmpl->domain_attr;
+	t.rx_attr = &rx;
+	t.domain_attr = &dom;
+	if (hints && !(hints->mode & FI_RX_CQ_DATA))
+		t.mode &= ~FI_RX_CQ_DATA;	/* rx_attr->mode decides */
+	if ((rx.mode & FI_RX_CQ_DATA) && !fdv_app_takes_rx_cq_data(hints) &&
+	    !(hints && hints->domain_attr && hints->domain_attr->cq_data_size)) {
+		rx.mode &= ~FI_RX_CQ_DATA;
+		dom.cq_data_size = 0;
+	}
+
+	if (fd_info_check(version, &t, hints))
+		return 0;
+	fi = fd_info_narrow(version, &t, hints);
+	if (!fi)
+		return -FI_ENOMEM;
+
+	/* Provider defaults for what the hints left open; the template
+	 * says what the device could do at most. */
+	if (!htx || !htx->size)
+		fi->tx_attr->size = fdv_min(prm->tx_size, tmpl->tx_attr->size);
+	if (!htx || !htx->iov_limit)
+		fi->tx_attr->iov_limit = fdv_min(prm->tx_iov_limit,
+						 tmpl->tx_attr->iov_limit);
+	if (!htx || !htx->inject_size)
+		fi->tx_attr->inject_size = fdv_min(prm->inline_size,
+						   tmpl->tx_attr->inject_size);
+	if (!hrx || !hrx->size)
+		fi->rx_attr->size = fdv_min(prm->rx_size, tmpl->rx_attr->size);
+	if (!hrx || !hrx->iov_limit)
+		fi->rx_attr->iov_limit = fdv_min(prm->rx_iov_limit,
+						 tmpl->rx_attr->iov_limit);
+
+	if (fdv_set_addr(&fi->src_addr, &fi->src_addrlen, &c->src, c->srclen) ||
+	    fdv_set_addr(&fi->dest_addr, &fi->dest_addrlen, &c->dst,
+			 c->dstlen)) {
+		fi_freeinfo(fi);
+		return -FI_ENOMEM;
+	}
+	if (family == AF_INET)
+		fi->addr_format = FI_SOCKADDR_IN;
+	else if (family == AF_INET6)
+		fi->addr_format = FI_SOCKADDR_IN6;
+	else if (fi->addr_format == FI_SOCKADDR ||
+		 fi->addr_format == FI_FORMAT_UNSPEC)
+		fi->addr_format = FI_SOCKADDR_IN;
+
+	**tail = fi;
+	*tail = &fi->next;
+	return 0;
+}
+
+/* FI_PROV_ATTR_ONLY: what the provider is, without looking at devices. */
+static int fdv_prov_attr_info(uint32_t version, struct fi_info **info)
+{
+	struct fi_info *fi = fi_allocinfo();
+
+	if (!fi)
+		return -FI_ENOMEM;
+	if (fdv_fill_common(fi, 0)) {
+		fi_freeinfo(fi);
+		return -FI_ENOMEM;
+	}
+	fi->addr_format = FI_SOCKADDR_IN;
+	fi->tx_attr->size = FDV_DEF_TX_SIZE;
+	fi->tx_attr->iov_limit = FDV_DEF_TX_IOV_LIMIT;
+	fi->tx_attr->inject_size = FDV_DEF_INLINE_SIZE;
+	fi->tx_attr->op_flags = 0;
+	fi->rx_attr->size = FDV_DEF_RX_SIZE;
+	fi->rx_attr->iov_limit = FDV_DEF_RX_IOV_LIMIT;
+	fi->rx_attr->op_flags = 0;
+	fi->domain_attr->mr_mode &= ~(FI_MR_BASIC | FI_MR_SCALABLE);
+	fi->fabric_attr->api_version = version;
+	*info = fi;
+	return 0;
+}
+
+int fdv_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info)
+{
+	struct fdv_cands cands = { 0 };
+	struct fi_info *head = NULL, **tail = &head;
+	struct sockaddr_storage src, dst;
+	socklen_t srclen = 0, dstlen = 0;
+	struct fdv_params prm;
+	int passive = (flags & FI_SOURCE) != 0;
+	int family, ret = 0;
+
+	if (!info)
+		return -FI_EINVAL;
+	*info = NULL;
+
+	if (hints && hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC &&
+	    hints->ep_attr->type != FI_EP_MSG) {
+		FD_DBG(FD_LOG_CORE, "only FI_EP_MSG endpoints");
+		return -FI_ENODATA;
+	}
+	if (flags & FI_PROV_ATTR_ONLY)
+		return fdv_prov_attr_info(version, info);
+
+	fdv_read_params(&prm);
+	fdv_devices_init();
+	if (!fdv_ndevices) {
+		FD_INFO(FD_LOG_FABRIC, "no RDMA device with an active port");
+		return -FI_ENODATA;
+	}
+
+	family = hints ? fdv_family_of_format(hints->addr_format) : AF_UNSPEC;
+	if (hints && hints->addr_format != FI_FORMAT_UNSPEC &&
+	    hints->addr_format != FI_SOCKADDR && family == AF_UNSPEC) {
+		FD_INFO(FD_LOG_CORE, "address format %s not supported",
+			fi_tostr(&hints->addr_format, FI_TYPE_ADDR_FORMAT));
+		return -FI_ENODATA;
+	}
+
+	/* Work out the local and the peer address. */
+	if (node || service) {
+		/* A bare service with nowhere to go is a port to listen on. */
+		if (!node && !passive && !(hints && hints->dest_addr))
+			passive = 1;
+		ret = fdv_resolve(node, service, flags, passive, family,
+				  passive ? &src : &dst,
+				  passive ? &srclen : &dstlen);
+		if (ret)
+			return -FI_ENODATA;
+		if (passive && hints && hints->dest_addr)
+			ret = fdv_copy_sockaddr(hints->dest_addr,
+						hints->dest_addrlen, &dst,
+						&dstlen);
+		else if (!passive && hints && hints->src_addr)
+			ret = fdv_copy_sockaddr(hints->src_addr,
+						hints->src_addrlen, &src,
+						&srclen);
+	} else if (hints) {
+		if (hints->src_addr)
+			ret = fdv_copy_sockaddr(hints->src_addr,
+						hints->src_addrlen, &src,
+						&srclen);
+		if (!ret && hints->dest_addr)
+			ret = fdv_copy_sockaddr(hints->dest_addr,
+						hints->dest_addrlen, &dst,
+						&dstlen);
+	}
+	if (ret) {
+		FD_INFO(FD_LOG_CORE, "hints carry an address that is not an "
+			"IPv4/IPv6 sockaddr");
+		return -FI_ENODATA;
+	}
+
+	/* Then which devices can serve them. */
+	if (dstlen) {
+		struct sockaddr_storage local;
+		socklen_t local_len = 0;
+		const struct fdv_device_info *dev;
+		struct fdv_cand *c;
+
+		dev = fdv_dev_of_dst(srclen ? (struct sockaddr *)&src : NULL,
+				     (struct sockaddr *)&dst, &local,
+				     &local_len);
+		if (!dev)
+			goto out;
+		c = fdv_cand_add(&cands);
+		if (!c) {
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		c->dev = dev;
+		c->dst = dst;
+		c->dstlen = dstlen;
+		if (srclen) {
+			c->src = src;
+			c->srclen = srclen;
+		} else {
+			c->src = local;
+			c->srclen = local_len;
+		}
+	} else if (srclen && fdv_is_wildcard((struct sockaddr *)&src)) {
+		/* Listening everywhere: every device can take it. */
+		for (int d = 0; d < fdv_ndevices; d++) {
+			struct fdv_cand *c = fdv_cand_add(&cands);
+
+			if (!c) {
+				ret = -FI_ENOMEM;
+				goto out;
+			}
+			c->dev = &fdv_devices[d];
+			c->src = src;
+			c->srclen = srclen;
+		}
+	} else if (srclen) {
+		const struct fdv_device_info *dev;
+		struct fdv_cand *c;
+
+		dev = fdv_dev_of_src((struct sockaddr *)&src);
+		if (!dev) {
+			FD_INFO(FD_LOG_CORE, "source address is not on an "
+				"RDMA device");
+			goto out;
+		}
+		c = fdv_cand_add(&cands);
+		if (!c) {
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		c->dev = dev;
+		c->src = src;
+		c->srclen = srclen;
+	} else {
+		ret = fdv_list_addrs(&prm, family, &cands);
+		if (ret)
+			goto out;
+		if (!cands.n)
+			FD_INFO(FD_LOG_FABRIC, "no RDMA device has an IP "
+				"address (FI_EP_MSG needs one)");
+	}
+
+	for (size_t i = 0; i < cands.n && !ret; i++)
+		ret = fdv_emit(version, hints, &prm, &cands.v[i], &tail);
+
+out:
+	free(cands.v);
+	if (ret) {
+		fi_freeinfo(head);
+		return ret;
+	}
+	if (!head)
+		return -FI_ENODATA;
+	*info = head;
+	return 0;
+}

@@ -1,0 +1,252 @@
+/*
+ * fabric-direct core: private declarations shared by src/ and prov_verbs/.
+ *
+ * Never installed, never included by a public or direct header.  Everything
+ * here is control path; the only thing a hot path may touch is the log-level
+ * test inside the FD_* logging macros, which is one relaxed atomic load.
+ */
+#ifndef FD_CORE_H
+#define FD_CORE_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+
+struct sockaddr;
+
+/* What fi_getinfo reports as fabric_attr->prov_version ("117.0"). */
+#define FD_PROV_VERSION FI_VERSION(FI_MAJOR_VERSION * 100 + FI_MINOR_VERSION, \
+				   FI_REVISION_VERSION * 10)
+
+/* The newest API this library implements. */
+#define FD_API_VERSION FI_VERSION(1, 17)
+
+/* ------------------------------------------------------------------------
+ * Logging
+ *
+ * Levels and subsystems use libfabric's numbers (enum fi_log_level and
+ * enum fi_log_subsys in rdma/providers/fi_log.h) so the same values can be
+ * handed to fi_tostr(FI_TYPE_LOG_LEVEL / FI_TYPE_LOG_SUBSYS) and to an
+ * application's imported logger.  They are repeated here so the core does
+ * not depend on the provider headers being installed.
+ *
+ * Environment, read once when the library loads:
+ *   FI_LOG_LEVEL   warn (default), trace, info, debug
+ *   FI_LOG_PROV    only log these providers ("verbs", "core", "^verbs")
+ *   FI_LOG_SUBSYS  only log these subsystems ("cq,eq", "^ep_data")
+ * Output goes to stderr as
+ *   libfabric:<pid>:<seconds>::<prov>:<subsys>:<func>():<line><<level>> msg
+ * which is libfabric's layout, so log scrapers keep working.
+ * ---------------------------------------------------------------------- */
+enum {
+	FD_LOG_WARN = 0,
+	FD_LOG_TRACE = 1,
+	FD_LOG_INFO = 2,
+	FD_LOG_DEBUG = 3,
+	FD_LOG_LEVEL_MAX
+};
+
+enum {
+	FD_LOG_CORE = 0,
+	FD_LOG_FABRIC,
+	FD_LOG_DOMAIN,
+	FD_LOG_EP_CTRL,
+	FD_LOG_EP_DATA,
+	FD_LOG_AV,
+	FD_LOG_CQ,
+	FD_LOG_EQ,
+	FD_LOG_MR,
+	FD_LOG_CNTR,
+	FD_LOG_SUBSYS_MAX
+};
+
+/*
+ * Highest level that can possibly print (-1: nothing).  Provider and
+ * subsystem filters are applied later, inside fd_log(), so a message that
+ * passes this test may still be dropped; one that fails it costs one load.
+ */
+extern _Atomic int fd_log_max_level;
+
+static inline int fd_log_maybe(int level)
+{
+	return level <= atomic_load_explicit(&fd_log_max_level,
+					     memory_order_relaxed);
+}
+
+/* Full filter: level, FI_LOG_PROV and FI_LOG_SUBSYS (or imported logger). */
+int fd_log_enabled(int level, int subsys, const char *prov);
+
+/* Print one message (a trailing newline is added when missing). errno is
+ * preserved. */
+void fd_log(int level, int subsys, const char *prov, const char *func,
+	    int line, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+void fd_vlog(int level, int subsys, const char *prov, const char *func,
+	     int line, const char *fmt, va_list ap);
+
+/* Re-read FI_LOG_* from the environment (the constructor already did). */
+void fd_log_init(void);
+
+/* Files belonging to a provider define FD_LOG_PROV before including this. */
+#ifndef FD_LOG_PROV
+#define FD_LOG_PROV "core"
+#endif
+
+#define FD_LOG_AT(level, subsys, ...)					\
+	do {								\
+		if (fd_log_maybe(level))				\
+			fd_log((level), (subsys), FD_LOG_PROV,		\
+			       __func__, __LINE__, __VA_ARGS__);	\
+	} while (0)
+
+#define FD_WARN(subsys, ...)	FD_LOG_AT(FD_LOG_WARN, subsys, __VA_ARGS__)
+#define FD_TRACE(subsys, ...)	FD_LOG_AT(FD_LOG_TRACE, subsys, __VA_ARGS__)
+#define FD_INFO(subsys, ...)	FD_LOG_AT(FD_LOG_INFO, subsys, __VA_ARGS__)
+#ifdef FD_NO_DEBUG_LOG
+#define FD_DBG(subsys, ...)	do { } while (0)
+#else
+#define FD_DBG(subsys, ...)	FD_LOG_AT(FD_LOG_DEBUG, subsys, __VA_ARGS__)
+#endif
+
+/* ------------------------------------------------------------------------
+ * Parameters (environment variables listed by fi_getparams / fi_info -e)
+ *
+ * prov NULL or "core" names FI_<NAME>; otherwise FI_<PROV>_<NAME>.  Both
+ * parts are upper-cased and anything not alphanumeric becomes '_'
+ * ("ofi_rxm", "tx_size" -> FI_OFI_RXM_TX_SIZE).  A provider's help text is
+ * listed as "<prov>: <help>", as libfabric does.
+ *
+ * define: 0, -FI_EALREADY if that variable is already defined, -FI_EINVAL,
+ *         -FI_ENOMEM.
+ * get:    0 and *out set; -FI_ENODATA if the variable is unset (or empty);
+ *         -FI_EINVAL (with a warning) if its text does not parse as the
+ *         requested type; -FI_ENOENT (with a warning) if never defined.
+ *         Booleans accept 0/1, on/off, true/false, yes/no (any case).
+ *         Strings point into the environment: do not free or modify.
+ * ---------------------------------------------------------------------- */
+int fd_param_define(const char *prov, const char *name,
+		    enum fi_param_type type, const char *help);
+int fd_param_get_int(const char *prov, const char *name, int *out);
+int fd_param_get_bool(const char *prov, const char *name, int *out);
+int fd_param_get_size_t(const char *prov, const char *name, size_t *out);
+int fd_param_get_str(const char *prov, const char *name, char **out);
+
+/* Build the variable name into buf; returns -FI_EINVAL if it does not fit. */
+int fd_param_env_name(const char *prov, const char *name, char *buf,
+		      size_t len);
+
+/* ------------------------------------------------------------------------
+ * Library initialization: defines the core and provider parameters once.
+ * fi_getinfo, fi_getparams and fi_param_* call it; safe from any thread.
+ * ---------------------------------------------------------------------- */
+void fd_init(void);
+
+/* ------------------------------------------------------------------------
+ * fi_info matching, used by providers' getinfo
+ *
+ * fd_info_check: 0 when prov_info (a provider template holding the limits
+ * it can offer) satisfies hints under API 'version', else -FI_ENODATA after
+ * an FI_LOG_INFO message naming the attribute that failed.  hints may be
+ * NULL (everything matches).
+ *
+ * fd_info_check_why: the same, and *why (if why != NULL) is set to a static
+ * string naming the attribute that failed ("caps", "tx_attr->size",
+ * "domain_attr->mr_mode", ...), or NULL on success.
+ *
+ * fd_info_narrow: a new fi_info (free with fi_freeinfo) that is a deep copy
+ * of prov_info cut down to what hints asked for: requested primary caps
+ * (with their modifiers) plus the provider's secondary caps, only the mode
+ * bits the provider really needs, hint sizes/limits copied where given, the
+ * application's threading/progress choice, mr_mode per API version,
+ * op_flags from the hints, fabric_attr->api_version = version.  Call it
+ * only for a prov_info that passed fd_info_check.  NULL on ENOMEM.
+ *
+ * The provider applies its own defaults afterwards to fields the hints left
+ * zero (the template holds maxima, not defaults).
+ * ---------------------------------------------------------------------- */
+int fd_info_check(uint32_t version, const struct fi_info *prov_info,
+		  const struct fi_info *hints);
+int fd_info_check_why(uint32_t version, const struct fi_info *prov_info,
+		      const struct fi_info *hints, const char **why);
+struct fi_info *fd_info_narrow(uint32_t version,
+			       const struct fi_info *prov_info,
+			       const struct fi_info *hints);
+
+/* Capability classes of the fi_getinfo man page. */
+#define FD_PRIMARY_CAPS (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC |	\
+			 FI_MULTICAST | FI_NAMED_RX_CTX | FI_DIRECTED_RECV | \
+			 FI_VARIABLE_MSG | FI_HMEM | FI_COLLECTIVE |	\
+			 FI_XPU_TRIGGER)
+#define FD_CAP_MODIFIERS (FI_READ | FI_WRITE | FI_RECV | FI_SEND |	\
+			  FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define FD_SECONDARY_CAPS (FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT |	\
+			   FI_SHARED_AV | FI_TRIGGER | FI_FENCE |	\
+			   FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SOURCE_ERR | \
+			   FI_RMA_PMEM)
+
+/* ------------------------------------------------------------------------
+ * Addresses
+ * ---------------------------------------------------------------------- */
+
+/* sizeof the sockaddr for its family (AF_INET, AF_INET6, AF_IB), else 0. */
+size_t fd_sockaddr_len(const struct sockaddr *sa);
+
+/* FI_SOCKADDR_IN / _IN6 / _IB for a sockaddr, FI_FORMAT_UNSPEC otherwise. */
+uint32_t fd_sockaddr_format(const struct sockaddr *sa);
+
+/*
+ * Parse an FI_ADDR_STR address of a sockaddr kind:
+ *   fi_sockaddr_in://10.0.0.1:7471     fi_sockaddr_in6://[fe80::1]:7471
+ *   fi_sockaddr://<either of the above>
+ * Port is optional.  *fmt gets FI_SOCKADDR_IN/_IN6, addr (at least
+ * sizeof(struct sockaddr_in6) bytes) the address, *len its size.
+ * 0, or -FI_EINVAL if str is not such an address.
+ */
+int fd_str_to_sockaddr(const char *str, uint32_t *fmt, void *addr,
+		       size_t *len);
+
+/*
+ * Format addr (addrlen bytes, in addr_format) the way fi_tostr prints it:
+ * "fi_sockaddr_in://10.0.0.1:7471", "fi_sockaddr_in6://[fe80::1]:7471",
+ * "(null)" for NULL.  Always NUL-terminates when len > 0.
+ */
+void fd_addr_str(char *buf, size_t len, uint32_t addr_format,
+		 const void *addr, size_t addrlen);
+
+/* ------------------------------------------------------------------------
+ * Providers
+ *
+ * fi_getinfo asks each provider in turn, in registration order (verbs is
+ * built in and first).  A layered provider names itself "<core>;<layer>"
+ * ("verbs;rstream") and answers to either part in hints->prov_name and
+ * FI_PROVIDER.  getinfo returns 0 with a list, or -FI_ENODATA/-FI_ENOMEM
+ * with *info NULL; the core sets fabric_attr->api_version on every entry
+ * (and prov_name if the provider left it NULL).  init defines the
+ * provider's parameters and runs once, before the first getinfo.
+ *
+ * fd_register_provider adds one more (e.g. from a constructor in the
+ * layer's source file; with a static library make sure that object is
+ * linked in).  -FI_EALREADY for a name already present, -FI_ENOSPC when
+ * the table is full.
+ * ---------------------------------------------------------------------- */
+struct fd_provider {
+	const char *name;
+	int (*getinfo)(uint32_t version, const char *node,
+		       const char *service, uint64_t flags,
+		       const struct fi_info *hints, struct fi_info **info);
+	void (*init)(void);
+};
+
+int fd_register_provider(const struct fd_provider *prov);
+
+/* Entry points of the built-in verbs provider (prov_verbs/fdv_getinfo.c). */
+int fdv_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info);
+void fdv_getinfo_init(void);
+
+#endif /* FD_CORE_H */
