@@ -135,14 +135,19 @@ class Compiler:
         else:
             self.base += ["-fmax-errors=0", "-fno-diagnostics-show-caret"]
         self.compiles = 0
+        # root -> (flags before -I root, flags after it)
+        self.flags_for = {}
 
     def run(self, src, root, syntax_only=True, exe=None):
         self.compiles += 1
-        cmd = list(self.base) + ["-I", root]
+        pre, post = self.flags_for.get(root, ([], []))
+        cmd = list(self.base) + pre + ["-I", root] + post
         if syntax_only:
             cmd += ["-fsyntax-only", src]
         else:
-            cmd += ["-o", exe, src]
+            # Nothing the probe calls is defined out of line; should a header
+            # still reference a library symbol, do not let that fail the link.
+            cmd += ["-o", exe, src, "-Wl,--unresolved-symbols=ignore-all"]
         env = dict(os.environ, LC_ALL="C", LANG="C")
         p = subprocess.run(cmd, capture_output=True, text=True, env=env,
                            timeout=300)
@@ -401,13 +406,13 @@ def system_includes(refroot, headers):
     return out
 
 
-def load_ast(clang, root, headers, work):
+def load_ast(clang, root, headers, work, flags=()):
     src = os.path.join(work, "ast.c")
     with open(src, "w") as fh:
         for h in headers:
             fh.write("#include <rdma/%s>\n" % h)
     p = subprocess.run([clang, "-Xclang", "-ast-dump=json", "-fsyntax-only",
-                        "-std=gnu11", "-w", "-I", root, src],
+                        "-std=gnu11", "-w"] + list(flags) + ["-I", root, src],
                        capture_output=True, text=True)
     if not p.stdout.strip():
         return None, p.stderr
@@ -477,8 +482,7 @@ class Entity:
 
 
 class Check:
-    __slots__ = ("id", "entity", "aspect", "body", "runtime", "expect",
-                 "alts", "compile_only")
+    __slots__ = ("id", "entity", "aspect", "body", "runtime", "expect", "alts")
 
     def __init__(self, entity, aspect, body, runtime=True):
         self.id = 0
@@ -548,7 +552,7 @@ def record_fields(rec, prefix=""):
             sub = pending
             pending = None
             if name:
-                yield prefix + name, None, False
+                yield prefix + name, None, False, {}
                 for f in record_fields(sub, prefix + name + "."):
                     yield f
             else:
@@ -557,7 +561,26 @@ def record_fields(rec, prefix=""):
             continue
         pending = None
         if name:
-            yield prefix + name, qt if usable_type(qt) else None, bool(c.get("isBitfield"))
+            yield (prefix + name, qt if usable_type(qt) else None,
+                   bool(c.get("isBitfield")), c.get("type", {}))
+
+
+def type_map(decls):
+    """Entity name -> clang type dict, for functions, typedefs and fields."""
+    out = {}
+    for name, (_h, n) in decls["functions"].items():
+        out[name + "()"] = n.get("type", {})
+    for name, (_h, n) in decls["typedefs"].items():
+        out[name] = n.get("type", {})
+    for key, (_h, n) in decls["records"].items():
+        for path, _qt, _bf, t in record_fields(n):
+            out["%s.%s" % (key, path)] = t
+    return out
+
+
+def enum_tags(t):
+    text = " ".join(t.get(k, "") for k in ("qualType", "desugaredQualType"))
+    return sorted(set(re.findall(r"\benum\s+(\w+)", text)))
 
 
 def build_checks(macros, decls):
@@ -613,7 +636,7 @@ def build_checks(macros, decls):
         entities.append(ent)
         add(ent, "size", ['FDC_OUT(@ID@, "size=%%zu align=%%zu", sizeof(%s), _Alignof(%s));'
                           % (key, key)])
-        for path, qt, bitfield in record_fields(n):
+        for path, qt, bitfield, _t in record_fields(n):
             fent = Entity("%s.%s" % (key, path), h, "field")
             entities.append(fent)
             member = "((%s *)0)->%s" % (key, path)
@@ -815,6 +838,12 @@ def main():
                     help="also require the reference's include-guard macro names")
     ap.add_argument("--providers", choices=("auto", "yes", "no"), default="auto",
                     help="check rdma/providers/*.h too (auto: if ours ships any)")
+    ap.add_argument("--direct", metavar="DIR",
+                    help="also check a FABRIC_DIRECT build: DIR holds rdma/fi_direct_*.h "
+                         "(include/fabric_direct)")
+    ap.add_argument("--direct-include", metavar="DIR", action="append", default=[],
+                    help="extra include dir for the FABRIC_DIRECT build (repeatable; "
+                         "e.g. prov_verbs/include and <build>/include)")
     ap.add_argument("--json", help="also write the findings to this file")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
@@ -834,9 +863,17 @@ def main():
     oursdir = rdma_dir(args.ours)
     work = os.path.abspath(args.out) if args.out else tempfile.mkdtemp(prefix="fd-conformance.")
     os.makedirs(work, exist_ok=True)
+    try:
+        return run(args, refdir, oursdir, work, t0, deadline)
+    finally:
+        if not args.out:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def run(args, refdir, oursdir, work, t0, deadline):
     comp = Compiler(args.cc)
 
-    ref_root, ours_root, present, stubs = stage_trees(refdir, oursdir, work)
+    ref_root, ours_root, present, _stubs = stage_trees(refdir, oursdir, work)
     with_prov = args.providers == "yes" or (
         args.providers == "auto" and any(p.startswith("providers/") for p in present))
     headers = scope_headers(refdir, with_prov)
@@ -859,9 +896,7 @@ def main():
         return 2
     decls = collect_decls(ast, scope_files)
     entities, checks = build_checks(macros, decls)
-    ent_index = {}
-    for c in checks:
-        ent_index.setdefault(id(c.entity), c.entity)
+    ref_tmap = type_map(decls)
     note("%d entities, %d checks from the reference" % (len(entities), len(checks)))
 
     ref_probe = Probe(os.path.join(work, "probe_ref.c"), headers, sys_inc)
@@ -889,248 +924,294 @@ def main():
         note("not checkable on the reference: %s %s (%s)" % (c.entity.name, c.aspect, msg))
     ref_vals = build_and_run(comp, ref_probe, ref_root, checks)
 
-    # ---- ours: which headers compile at all
-    only = set(args.only.split(",")) if args.only else None
-    results = {}   # entity id -> list of (aspect, message)
-    header_errors = {}
-    usable = []
-    for h in headers:
-        if h not in present:
-            header_errors[h] = "missing"
-            continue
-        src = os.path.join(work, "alone_%s.c" % re.sub(r"\W", "_", h))
-        with open(src, "w") as fh:
-            fh.write("#include <rdma/%s>\n" % h)
-        rc, err = comp.run(src, ours_root)
-        if rc != 0:
-            groups = parse_errors(err, src)
-            first = groups[0] if groups else None
-            msg = "does not compile"
-            if first:
-                msg += ": %s:%d: %s" % (os.path.relpath(first[1][0][2], ours_root)
-                                        if first[1][0][2].startswith(ours_root)
-                                        else first[1][0][2], first[1][0][1], first[0])
-            header_errors[h] = msg
-        else:
-            usable.append(h)
+    def evaluate(ours_root, clang_flags):
+        # ---- ours: which headers compile at all
+        results = {}   # entity id -> list of (aspect, message)
+        header_errors = {}
+        usable = []
+        for h in headers:
+            if h not in present:
+                header_errors[h] = "missing"
+                continue
+            src = os.path.join(work, "alone_%s.c" % re.sub(r"\W", "_", h))
+            with open(src, "w") as fh:
+                fh.write("#include <rdma/%s>\n" % h)
+            rc, err = comp.run(src, ours_root)
+            if rc != 0:
+                groups = parse_errors(err, src)
+                first = groups[0] if groups else None
+                msg = "does not compile"
+                if first:
+                    msg += ": %s:%d: %s" % (os.path.relpath(first[1][0][2], ours_root)
+                                            if first[1][0][2].startswith(ours_root)
+                                            else first[1][0][2], first[1][0][1], first[0])
+                header_errors[h] = msg
+            else:
+                usable.append(h)
 
-    ours_probe = Probe(os.path.join(work, "probe_ours.c"), usable, sys_inc)
-    bad = find_failures(comp, ours_probe, ours_root, checks, deadline)
-    good = [c for c in checks if c.id not in bad]
-    ours_vals = build_and_run(comp, ours_probe, ours_root, good) if good else {}
+        ours_probe = Probe(os.path.join(work, "probe_ours.c"), usable, sys_inc)
+        bad = find_failures(comp, ours_probe, ours_root, checks, deadline)
+        good = [c for c in checks if c.id not in bad]
+        ours_vals = build_and_run(comp, ours_probe, ours_root, good) if good else {}
 
-    def fail(ent, aspect, msg):
-        results.setdefault(id(ent), []).append((aspect, msg))
+        def fail(ent, aspect, msg):
+            results.setdefault(id(ent), []).append((aspect, msg))
 
-    missing_re = re.compile(r"undeclared|no member named|has no member|unknown type|"
-                            r"incomplete type|isn't known|implicit declaration|"
-                            r"not declared|undefined|use of undeclared|"
-                            r"storage size|must use .(struct|union|enum).|"
-                            r"not provided by the headers under test|"
-                            r"expected expression|expected .\)|expected specifier")
-    for c in checks:
-        if c.id in bad:
-            msg = bad[c.id]
-            if c.aspect == "type" or c.aspect == "signature":
-                if "not compatible" in msg:
-                    fail(c.entity, c.aspect, "differs; reference type is `%s`" % c.expect)
+        missing_re = re.compile(r"undeclared|no member named|has no member|unknown type|incomplete definition|"
+                                r"incomplete type|isn't known|implicit declaration|"
+                                r"not declared|undefined|use of undeclared|"
+                                r"storage size|must use .(struct|union|enum).|"
+                                r"not provided by the headers under test|"
+                                r"expected expression|expected .\)|expected specifier")
+        for c in checks:
+            if c.id in bad:
+                msg = bad[c.id]
+                if c.aspect == "type" or c.aspect == "signature":
+                    if "not compatible" in msg:
+                        fail(c.entity, c.aspect, "differs; reference type is `%s`" % c.expect)
+                        continue
+                kind = "missing" if missing_re.search(msg) else "compile error"
+                fail(c.entity, c.aspect, "%s (%s)" % (kind, msg))
+                continue
+            if not c.runtime:
+                continue
+            rv, ov = ref_vals.get(c.id), ours_vals.get(c.id)
+            if ov == "MISSING":
+                fail(c.entity, c.aspect, "missing (not defined)")
+            elif rv != ov:
+                fail(c.entity, c.aspect, "expected %s, got %s" % (rv, ov))
+
+        # Linkage and enum membership need ours' declarations, not just types.
+        pre, post = comp.flags_for.get(ours_root, ([], []))
+        ours_ast, _ = (load_ast(args.clang, ours_root, usable, work, pre + post)
+                       if usable else (None, ""))
+        if ours_ast is not None:
+            ours_files = {os.path.normpath(os.path.join(ours_root, "rdma", h)): h
+                          for h in present}
+            if clang_flags and args.direct:
+                # In the direct build the wrappers come from fi_direct_*.h.
+                ddir = os.path.join(os.path.abspath(args.direct), "rdma")
+                for f in (os.listdir(ddir) if os.path.isdir(ddir) else []):
+                    ours_files[os.path.normpath(os.path.join(ddir, f))] = f
+            od = collect_decls(ours_ast, ours_files)
+            enum_of = {}
+            for _h, n in od["enums"]:
+                for c in n.get("inner", []):
+                    if c.get("kind") == "EnumConstantDecl":
+                        enum_of[c["name"]] = n.get("name")
+            ours_tmap = type_map(od)
+            ours_types = {k: v.get("qualType") for k, v in ours_tmap.items()}
+            # __builtin_types_compatible_p equates an enum with its underlying
+            # integer type; an enum field that became a plain integer (or the
+            # reverse) is still a source-level difference, so compare the enum
+            # tags spelled in both types.
+            for ent in entities:
+                if ent.kind not in ("field", "typedef", "function"):
                     continue
-            kind = "missing" if missing_re.search(msg) else "compile error"
-            fail(c.entity, c.aspect, "%s (%s)" % (kind, msg))
-            continue
-        if not c.runtime:
-            continue
-        rv, ov = ref_vals.get(c.id), ours_vals.get(c.id)
-        if ov == "MISSING":
-            fail(c.entity, c.aspect, "missing (not defined)")
-        elif rv != ov:
-            fail(c.entity, c.aspect, "expected %s, got %s" % (rv, ov))
+                rt, ot = ref_tmap.get(ent.name), ours_tmap.get(ent.name)
+                if rt is None or ot is None:
+                    continue
+                re_, oe = enum_tags(rt), enum_tags(ot)
+                if re_ != oe:
+                    fail(ent, "enum type", "reference uses %s, ours %s (`%s`)" % (
+                        " ".join(re_) or "no enum", " ".join(oe) or "no enum",
+                        ot.get("qualType")))
+            for ent in entities:
+                probs = results.get(id(ent), [])
+                for i, (a, m) in enumerate(probs):
+                    if m.startswith("differs") and ours_types.get(ent.name):
+                        probs[i] = (a, m + ", ours is `%s`" % ours_types[ent.name])
+            for ent in entities:
+                if ent.kind == "function" and ent.fname in od["functions"]:
+                    theirs = od["functions"][ent.fname][1].get("storageClass") == "static"
+                    if theirs != ent.static_inline:
+                        fail(ent, "linkage", "reference declares it %s, ours %s" % (
+                            "static inline" if ent.static_inline else "extern",
+                            "static" if theirs else "extern"))
+                elif ent.kind == "enumerator" and ent.name in enum_of:
+                    if enum_of[ent.name] != ent.enum:
+                        fail(ent, "enum", "belongs to %s in the reference, to %s in ours" % (
+                            "enum " + ent.enum if ent.enum else "an anonymous enum",
+                            "enum " + enum_of[ent.name] if enum_of[ent.name]
+                            else "an anonymous enum"))
 
-    # Linkage and enum membership need ours' declarations, not just types.
-    ours_ast, _ = load_ast(args.clang, ours_root, usable, work) if usable else (None, "")
-    if ours_ast is not None:
-        ours_files = {os.path.normpath(os.path.join(ours_root, "rdma", h)): h
-                      for h in present}
-        od = collect_decls(ours_ast, ours_files)
-        enum_of = {}
-        for _h, n in od["enums"]:
-            for c in n.get("inner", []):
-                if c.get("kind") == "EnumConstantDecl":
-                    enum_of[c["name"]] = n.get("name")
-        ours_types = {}
-        for name, (_h, n) in od["functions"].items():
-            ours_types[name + "()"] = n.get("type", {}).get("qualType")
-        for name, (_h, n) in od["typedefs"].items():
-            ours_types[name] = n.get("type", {}).get("qualType")
-        for key, (_h, n) in od["records"].items():
-            for path, qt, _bf in record_fields(n):
-                ours_types["%s.%s" % (key, path)] = qt
-        for ent in entities:
+        # Visibility: what <rdma/H> makes visible in the reference must be
+        # visible from ours' <rdma/H> alone.  Fields ride along with their
+        # record, so only top-level names are probed.
+        closure = {h: include_closure(args.clang, ref_root, h, scope_files) for h in headers}
+        first_per_entity = {}
+        for c in checks:
+            if c.entity.kind == "field" or id(c.entity) in results:
+                continue
+            first_per_entity.setdefault(id(c.entity), c)
+        visibility = {}    # (through, home) -> [entity]
+        for h in usable:
+            vis = [c for c in first_per_entity.values()
+                   if c.entity.header in closure[h] and c.entity.header != h]
+            if not vis:
+                continue
+            p = Probe(os.path.join(work, "probe_vis.c"), [h])
+            vbad = find_failures(comp, p, ours_root, vis, deadline)
+            # A macro check is wrapped in #ifdef and compiles either way: run it.
+            rest = [c for c in vis if c.id not in vbad and c.entity.kind == "macro"]
+            vals = build_and_run(comp, p, ours_root, rest) if rest else {}
+            for c in vis:
+                if c.entity.name in guards and not args.strict_guards:
+                    continue
+                if c.id in vbad or vals.get(c.id) == "MISSING":
+                    visibility.setdefault((h, c.entity.header), []).append(c.entity)
+        return dict(header_errors=header_errors, usable=usable, results=results,
+                    visibility=visibility)
+
+    def report(o, label):
+        header_errors, results, visibility = o["header_errors"], o["results"], o["visibility"]
+        def wanted(h):
+            return only is None or h in only
+
+        counted = [e for e in entities if wanted(e.header)]
+        guard_notes = sorted(e.name for e in counted if e.kind == "macro"
+                             and e.name in guards and id(e) in results
+                             and not args.strict_guards)
+        failing = [e for e in counted if id(e) in results and e.name not in guard_notes]
+        by_name = {e.name: e for e in entities}
+
+        def is_missing(ent):
             probs = results.get(id(ent), [])
-            for i, (a, m) in enumerate(probs):
-                if m.startswith("differs") and ours_types.get(ent.name):
-                    probs[i] = (a, m + ", ours is `%s`" % ours_types[ent.name])
-        for ent in entities:
-            if ent.kind == "function" and ent.fname in od["functions"]:
-                theirs = od["functions"][ent.fname][1].get("storageClass") == "static"
-                if theirs != ent.static_inline:
-                    fail(ent, "linkage", "reference declares it %s, ours %s" % (
-                        "static inline" if ent.static_inline else "extern",
-                        "static" if theirs else "extern"))
-            elif ent.kind == "enumerator" and ent.name in enum_of:
-                if enum_of[ent.name] != ent.enum:
-                    fail(ent, "enum", "belongs to %s in the reference, to %s in ours" % (
-                        "enum " + ent.enum if ent.enum else "an anonymous enum",
-                        "enum " + enum_of[ent.name] if enum_of[ent.name]
-                        else "an anonymous enum"))
+            return probs and all(m.startswith("missing") for _, m in probs)
 
-    # Visibility: what <rdma/H> makes visible in the reference must be
-    # visible from ours' <rdma/H> alone.  Fields ride along with their
-    # record, so only top-level names are probed.
-    closure = {h: include_closure(args.clang, ref_root, h, scope_files) for h in headers}
-    first_per_entity = {}
-    for c in checks:
-        if c.entity.kind == "field" or id(c.entity) in results:
-            continue
-        first_per_entity.setdefault(id(c.entity), c)
-    visibility = {}    # (through, home) -> [entity]
-    for h in usable:
-        vis = [c for c in first_per_entity.values()
-               if c.entity.header in closure[h] and c.entity.header != h]
-        if not vis:
-            continue
-        p = Probe(os.path.join(work, "probe_vis.c"), [h])
-        vbad = find_failures(comp, p, ours_root, vis, deadline)
-        # A macro check is wrapped in #ifdef and compiles either way: run it.
-        rest = [c for c in vis if c.id not in vbad and c.entity.kind == "macro"]
-        vals = build_and_run(comp, p, ours_root, rest) if rest else {}
-        for c in vis:
-            if c.entity.name in guards and not args.strict_guards:
+        # Condense: a missing header hides its entities (ours has none of them);
+        # a missing record hides its fields; after the first field of a record
+        # that moved, later fields that merely moved with it are only counted.
+        shown = []
+        hidden_by_header = {}
+        shifted = {}
+        moved_in = set()
+        for ent in failing:
+            if ent.header in header_errors and is_missing(ent) and not VERBOSE:
+                hidden_by_header[ent.header] = hidden_by_header.get(ent.header, 0) + 1
                 continue
-            if c.id in vbad or vals.get(c.id) == "MISSING":
-                visibility.setdefault((h, c.entity.header), []).append(c.entity)
+            if ent.kind == "field":
+                rec = ent.name.split(".", 1)[0]
+                if is_missing(by_name.get(rec)) and not VERBOSE:
+                    continue
+                probs = results[id(ent)]
+                only_moved = all(a == "offset" and _same_size_moved(m) for a, m in probs)
+                if only_moved and rec in moved_in and not VERBOSE:
+                    shifted[rec] = shifted.get(rec, 0) + 1
+                    continue
+                if any(a == "offset" for a, _ in probs):
+                    moved_in.add(rec)
+            shown.append(ent)
 
-    hooks, hook_notes = check_hooks(ref_root, ours_root, headers, present)
-
-    # ---- report
-    def wanted(h):
-        return only is None or h in only
-
-    counted = [e for e in entities if wanted(e.header)]
-    guard_notes = sorted(e.name for e in counted if e.kind == "macro"
-                         and e.name in guards and id(e) in results
-                         and not args.strict_guards)
-    failing = [e for e in counted if id(e) in results and e.name not in guard_notes]
-    by_name = {e.name: e for e in entities}
-
-    def is_missing(ent):
-        probs = results.get(id(ent), [])
-        return probs and all(m.startswith("missing") for _, m in probs)
-
-    # Condense: a missing header hides its entities (ours has none of them);
-    # a missing record hides its fields; after the first field of a record
-    # that moved, later fields that merely moved with it are only counted.
-    shown = []
-    hidden_by_header = {}
-    shifted = {}
-    moved_in = set()
-    for ent in failing:
-        if ent.header in header_errors and is_missing(ent) and not VERBOSE:
-            hidden_by_header[ent.header] = hidden_by_header.get(ent.header, 0) + 1
-            continue
-        if ent.kind == "field":
-            rec = ent.name.split(".", 1)[0]
-            if is_missing(by_name.get(rec)) and not VERBOSE:
-                continue
+        for h in headers:
+            if wanted(h) and h in header_errors:
+                extra = ""
+                if h in hidden_by_header:
+                    extra = " (%d of its entities not found in ours; -v lists them)" % hidden_by_header[h]
+                print("%sHEADER %s: %s%s" % (label, h, header_errors[h], extra))
+        for ent in shown:
             probs = results[id(ent)]
-            only_moved = all(a == "offset" and _same_size_moved(m) for a, m in probs)
-            if only_moved and rec in moved_in and not VERBOSE:
-                shifted[rec] = shifted.get(rec, 0) + 1
-                continue
-            if any(a == "offset" for a, _ in probs):
-                moved_in.add(rec)
-        shown.append(ent)
-
-    for h in headers:
-        if wanted(h) and h in header_errors:
-            extra = ""
-            if h in hidden_by_header:
-                extra = " (%d of its entities not found in ours; -v lists them)" % hidden_by_header[h]
-            print("HEADER %s: %s%s" % (h, header_errors[h], extra))
-    for ent in shown:
-        probs = results[id(ent)]
-        if is_missing(ent):
-            text = probs[0][1]
-        else:
-            text = "; ".join("%s: %s" % (a, m) for a, m in probs)
-        if ent.kind == "record":
-            nf = sum(1 for e in entities if e.kind == "field"
-                     and e.name.startswith(ent.name + "."))
             if is_missing(ent):
-                text += " (with its %d fields)" % nf
-            elif ent.name in shifted:
-                text += " (%d later fields moved with it)" % shifted[ent.name]
-        print("FAIL %-36s [%s] %s" % (ent.name, ent.header, text))
-    for rec, n in shifted.items():
-        ent = by_name[rec]
-        if ent not in shown:
-            print("FAIL %-36s [%s] layout: %d fields after the first moved one "
-                  "are displaced too" % (rec, ent.header, n))
-    for (through, home), ents in sorted(visibility.items()):
-        if not wanted(home):
-            continue
-        names = [e.name for e in ents]
-        lst = ", ".join(names if VERBOSE or len(names) <= 6 else names[:6] + ["..."])
-        print("FAIL <rdma/%s> alone does not make %d name(s) from %s visible, "
-              "as the reference does: %s" % (through, len(names), home, lst))
-    for h, ref, ours in hooks:
-        if not wanted(h):
-            continue
-        print("FAIL FABRIC_DIRECT hooks in %s differ from the reference:" % h)
-        print("     reference: %s" % "; ".join("%s %s" % x for x in ref))
-        print("     ours:      %s" % "; ".join("%s %s" % x for x in (ours or [])))
-    for n in hook_notes:
-        print("note: " + n)
-    if guard_notes:
-        print("note: include guards named differently (not a failure; "
-              "--strict-guards enforces): %s" % ", ".join(guard_notes))
+                text = probs[0][1]
+            else:
+                text = "; ".join("%s: %s" % (a, m) for a, m in probs)
+            if ent.kind == "record":
+                nf = sum(1 for e in entities if e.kind == "field"
+                         and e.name.startswith(ent.name + "."))
+                if is_missing(ent):
+                    text += " (with its %d fields)" % nf
+                elif ent.name in shifted:
+                    text += " (%d later fields moved with it)" % shifted[ent.name]
+            print("%sFAIL %-36s [%s] %s" % (label, ent.name, ent.header, text))
+        for rec, n in shifted.items():
+            ent = by_name[rec]
+            if ent not in shown:
+                print(label + "FAIL %-36s [%s] layout: %d fields after the first moved one "
+                      "are displaced too" % (rec, ent.header, n))
+        for (through, home), ents in sorted(visibility.items()):
+            if not wanted(home):
+                continue
+            names = [e.name for e in ents]
+            lst = ", ".join(names if VERBOSE or len(names) <= 6 else names[:6] + ["..."])
+            print(label + "FAIL <rdma/%s> alone does not make %d name(s) from %s visible, "
+                  "as the reference does: %s" % (through, len(names), home, lst))
+        my_hooks = [] if label else hooks
+        for h, ref, ours in my_hooks:
+            if not wanted(h):
+                continue
+            print("FAIL FABRIC_DIRECT hooks in %s differ from the reference:" % h)
+            print("     reference: %s" % "; ".join("%s %s" % x for x in ref))
+            print("     ours:      %s" % "; ".join("%s %s" % x for x in (ours or [])))
+        for n in ([] if label else hook_notes):
+            print("note: " + n)
+        if guard_notes and not label:
+            print("note: include guards named differently (not a failure; "
+                  "--strict-guards enforces): %s" % ", ".join(guard_notes))
 
-    vis_count = {}
-    for (through, home), ents in visibility.items():
-        vis_count[home] = vis_count.get(home, 0) + len(ents)
-    print()
-    print("%-22s %8s %8s %10s" % ("header", "entities", "failing", "invisible"))
-    for h in headers:
-        if not wanted(h):
-            continue
-        n = sum(1 for e in counted if e.header == h)
-        f = sum(1 for e in failing if e.header == h)
-        tag = "" if h not in header_errors else "  (%s)" % header_errors[h].split(":")[0]
-        print("%-22s %8d %8d %10d%s" % (h, n, f, vis_count.get(h, 0), tag))
-    hook_bad = [h for h, _, _ in hooks if wanted(h)]
-    unusable = [h for h in header_errors if wanted(h)]
-    vis_bad = sum(len(v) for (t, home), v in visibility.items() if wanted(home))
-    ok = not failing and not hook_bad and not unusable and not vis_bad
-    print("conformance: %d entities checked (%d checks), %d failing, %d not "
-          "visible where expected, %d header(s) unusable, %d hook mismatch(es); "
-          "%d compiles, %.1f s: %s"
-          % (len(counted), len(checks), len(failing), vis_bad, len(unusable),
-             len(hook_bad), comp.compiles, time.time() - t0,
-             "PASS" if ok else "FAIL"))
+        vis_count = {}
+        for (through, home), ents in visibility.items():
+            vis_count[home] = vis_count.get(home, 0) + len(ents)
+        print()
+        print("%-22s %8s %8s %10s" % ("header", "entities", "failing", "invisible"))
+        for h in headers:
+            if not wanted(h):
+                continue
+            n = sum(1 for e in counted if e.header == h)
+            f = sum(1 for e in failing if e.header == h)
+            tag = "" if h not in header_errors else "  (%s)" % header_errors[h].split(":")[0]
+            print("%-22s %8d %8d %10d%s" % (h, n, f, vis_count.get(h, 0), tag))
+        hook_bad = [h for h, _, _ in my_hooks if wanted(h)]
+        unusable = [h for h in header_errors if wanted(h)]
+        vis_bad = sum(len(v) for (t, home), v in visibility.items() if wanted(home))
+        ok = not failing and not hook_bad and not unusable and not vis_bad
+        print(label + "conformance: %d entities checked (%d checks), %d failing, %d not "
+              "visible where expected, %d header(s) unusable, %d hook mismatch(es); "
+              "%d compiles, %.1f s: %s"
+              % (len(counted), len(checks), len(failing), vis_bad, len(unusable),
+                 len(hook_bad), comp.compiles, time.time() - t0,
+                 "PASS" if ok else "FAIL"))
+        o["json"] = {
+                    "pass": ok,
+                    "entities": len(counted),
+                    "headers": {h: header_errors.get(h, "ok") for h in headers},
+                    "failures": [{"name": e.name, "header": e.header, "kind": e.kind,
+                                  "problems": [{"aspect": a, "message": m}
+                                               for a, m in results[id(e)]]}
+                                 for e in failing],
+                    "invisible": [{"through": t, "home": hm, "names": [e.name for e in v]}
+                                  for (t, hm), v in sorted(visibility.items())],
+                    "hooks": [{"header": h, "reference": r, "ours": x} for h, r, x in my_hooks],
+                }
+        return ok
+
+    only = set(args.only.split(",")) if args.only else None
+    hooks, hook_notes = check_hooks(ref_root, ours_root, headers, present)
+    outcomes = [("", evaluate(ours_root, []))]
+    if args.direct:
+        # Same tree, second copy, compiled the way a FABRIC_DIRECT
+        # application sees it: the provider's fi_direct_*.h replace the
+        # default wrappers, and everything must still match the reference.
+        droot = os.path.join(work, "ours_direct")
+        if os.path.isdir(droot):
+            shutil.rmtree(droot)
+        shutil.copytree(ours_root, droot)
+        pre = ["-DFABRIC_DIRECT", "-I", os.path.abspath(args.direct)]
+        post = []
+        for d in args.direct_include:
+            post += ["-I", os.path.abspath(d)]
+        comp.flags_for[droot] = (pre, post)
+        outcomes.append(("[FABRIC_DIRECT] ", evaluate(droot, pre + post)))
+    ok = True
+    js = {}
+    for label, o in outcomes:
+        if label:
+            print()
+            print("=== FABRIC_DIRECT build (%s) ===" % args.direct)
+        ok = report(o, label) and ok
+        js[label.strip() or "default"] = o["json"]
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({
-                "pass": ok,
-                "entities": len(counted),
-                "headers": {h: header_errors.get(h, "ok") for h in headers},
-                "failures": [{"name": e.name, "header": e.header, "kind": e.kind,
-                              "problems": [{"aspect": a, "message": m}
-                                           for a, m in results[id(e)]]}
-                             for e in failing],
-                "invisible": [{"through": t, "home": hm, "names": [e.name for e in v]}
-                              for (t, hm), v in sorted(visibility.items())],
-                "hooks": [{"header": h, "reference": r, "ours": o} for h, r, o in hooks],
-            }, fh, indent=1)
+            json.dump(js, fh, indent=1)
     return 0 if ok else 1
 
 
