@@ -83,8 +83,20 @@ static int fdv_domain_query_atomic(struct fid_domain *domain,
 				   enum fi_datatype datatype, enum fi_op op,
 				   struct fi_atomic_attr *attr, uint64_t flags)
 {
-	(void)domain; (void)datatype; (void)op; (void)attr; (void)flags;
-	return -FI_EOPNOTSUPP;
+	enum fdv_atomic_kind kind;
+
+	(void)domain;
+	if (!attr)
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)(FI_FETCH_ATOMIC | FI_COMPARE_ATOMIC))
+		return -FI_EBADFLAGS;
+	kind = (flags & FI_COMPARE_ATOMIC) ? FDV_ATOMIC_COMPARE :
+	       (flags & FI_FETCH_ATOMIC) ? FDV_ATOMIC_FETCH : FDV_ATOMIC_WRITE;
+	if (!fdv_atomic_supported(kind, datatype, op))
+		return -FI_EOPNOTSUPP;
+	attr->size = sizeof(uint64_t);
+	attr->count = 1;
+	return 0;
 }
 
 static int fdv_domain_query_collective(struct fid_domain *domain,

@@ -152,12 +152,26 @@ static int fdv_ep_enable(struct fdv_msg_ep *ep)
 	attr.cap.max_inline_data = (uint32_t)(tx ? tx->inject_size : 0);
 	attr.qp_type = IBV_QPT_RC;
 	attr.sq_sig_all = 0;	/* signaling is chosen per request */
+	if (posix_memalign((void **)&ep->ep.atomic_scratch, 64, 64))
+		return -FI_ENOMEM;
+	ep->scratch_mr = ibv_reg_mr(ep->domain->pd, ep->ep.atomic_scratch, 64,
+				    IBV_ACCESS_LOCAL_WRITE);
+	if (!ep->scratch_mr) {
+		free(ep->ep.atomic_scratch);
+		ep->ep.atomic_scratch = NULL;
+		return -fdv_errno_to_fi(errno);
+	}
+	ep->ep.atomic_scratch_lkey = ep->scratch_mr->lkey;
 	if (rdma_create_qp(ep->id, ep->domain->pd, &attr)) {
 		int err = errno;
 
 		FD_WARN(FD_LOG_EP_CTRL, "rdma_create_qp (sq %u rq %u inline %u): %s",
 			attr.cap.max_send_wr, attr.cap.max_recv_wr,
 			attr.cap.max_inline_data, strerror(err));
+		ibv_dereg_mr(ep->scratch_mr);
+		ep->scratch_mr = NULL;
+		free(ep->ep.atomic_scratch);
+		ep->ep.atomic_scratch = NULL;
 		return -fdv_errno_to_fi(err);
 	}
 	ep->ep.inject_size = tx && tx->inject_size < attr.cap.max_inline_data ?
@@ -260,6 +274,9 @@ static int fdv_ep_close(struct fid *fid)
 		if (rdma_destroy_id(ep->id))
 			FD_WARN(FD_LOG_EP_CTRL, "rdma_destroy_id: %s", strerror(errno));
 	}
+	if (ep->scratch_mr)
+		ibv_dereg_mr(ep->scratch_mr);
+	free(ep->ep.atomic_scratch);
 	if (ep->tx_cq)
 		atomic_fetch_sub(&ep->tx_cq->refs, 1);
 	if (ep->rx_cq)

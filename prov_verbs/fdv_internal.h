@@ -25,6 +25,7 @@
 #include <fdv/fdv_cq.h>
 #include <fdv/fdv_ep.h>
 #include <fdv/fdv_mr.h>
+#include <fdv/fdv_atomic.h>
 
 #include "fd_core.h"
 #include "fdv_ops.h"
@@ -112,6 +113,7 @@ struct fdv_msg_ep {
 	struct rdma_cm_id *id;
 	struct fdv_eq *eq;
 	struct fdv_cq_full *tx_cq, *rx_cq;
+	struct ibv_mr *scratch_mr;	/* registers ep.atomic_scratch */
 	uint64_t tx_bind_flags, rx_bind_flags;
 	enum fdv_ep_state state;
 	bool disconnect_sent;

@@ -12,7 +12,7 @@
 
 #define FABRIC_DIRECT_ATOMIC
 
-#include <fdv/fdv_ep.h>
+#include <fdv/fdv_atomic.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,17 +24,7 @@ static inline ssize_t fi_atomic(struct fid_ep *ep, const void *buf,
 				enum fi_datatype datatype, enum fi_op op,
 				void *context)
 {
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	(void)context;
-	return -FI_ENOSYS;
+	return fdv_atomic_write(ep, buf, count, desc, dest_addr, addr, key, datatype, op, context);
 }
 
 static inline ssize_t fi_atomicv(struct fid_ep *ep, const struct fi_ioc *iov,
@@ -43,27 +33,14 @@ static inline ssize_t fi_atomicv(struct fid_ep *ep, const struct fi_ioc *iov,
 				 uint64_t key, enum fi_datatype datatype,
 				 enum fi_op op, void *context)
 {
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	(void)context;
-	return -FI_ENOSYS;
+	return fdv_atomic_writev(ep, iov, desc, count, dest_addr, addr, key, datatype, op, context);
 }
 
 static inline ssize_t fi_atomicmsg(struct fid_ep *ep,
 				   const struct fi_msg_atomic *msg,
 				   uint64_t flags)
 {
-	(void)ep;
-	(void)msg;
-	(void)flags;
-	return -FI_ENOSYS;
+	return fdv_atomic_writemsg(ep, msg, flags);
 }
 
 static inline ssize_t fi_inject_atomic(struct fid_ep *ep, const void *buf,
@@ -72,15 +49,7 @@ static inline ssize_t fi_inject_atomic(struct fid_ep *ep, const void *buf,
 				       enum fi_datatype datatype,
 				       enum fi_op op)
 {
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	return -FI_ENOSYS;
+	return fdv_atomic_inject(ep, buf, count, dest_addr, addr, key, datatype, op);
 }
 
 static inline ssize_t fi_fetch_atomic(struct fid_ep *ep, const void *buf,
@@ -90,19 +59,7 @@ static inline ssize_t fi_fetch_atomic(struct fid_ep *ep, const void *buf,
 				      enum fi_datatype datatype, enum fi_op op,
 				      void *context)
 {
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)result;
-	(void)result_desc;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	(void)context;
-	return -FI_ENOSYS;
+	return fdv_atomic_readwrite(ep, buf, count, desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
 }
 
 static inline ssize_t fi_fetch_atomicv(struct fid_ep *ep,
@@ -113,20 +70,7 @@ static inline ssize_t fi_fetch_atomicv(struct fid_ep *ep,
 				       uint64_t key, enum fi_datatype datatype,
 				       enum fi_op op, void *context)
 {
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)resultv;
-	(void)result_desc;
-	(void)result_count;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	(void)context;
-	return -FI_ENOSYS;
+	return fdv_atomic_readwritev(ep, iov, desc, count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
 }
 
 static inline ssize_t fi_fetch_atomicmsg(struct fid_ep *ep,
@@ -135,13 +79,7 @@ static inline ssize_t fi_fetch_atomicmsg(struct fid_ep *ep,
 					 void **result_desc,
 					 size_t result_count, uint64_t flags)
 {
-	(void)ep;
-	(void)msg;
-	(void)resultv;
-	(void)result_desc;
-	(void)result_count;
-	(void)flags;
-	return -FI_ENOSYS;
+	return fdv_atomic_readwritemsg(ep, msg, resultv, result_desc, result_count, flags);
 }
 
 static inline ssize_t fi_compare_atomic(struct fid_ep *ep, const void *buf,
@@ -153,21 +91,7 @@ static inline ssize_t fi_compare_atomic(struct fid_ep *ep, const void *buf,
 					enum fi_datatype datatype,
 					enum fi_op op, void *context)
 {
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)compare;
-	(void)compare_desc;
-	(void)result;
-	(void)result_desc;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	(void)context;
-	return -FI_ENOSYS;
+	return fdv_atomic_compwrite(ep, buf, count, desc, compare, compare_desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
 }
 
 static inline ssize_t fi_compare_atomicv(struct fid_ep *ep,
@@ -184,23 +108,7 @@ static inline ssize_t fi_compare_atomicv(struct fid_ep *ep,
 					 enum fi_datatype datatype,
 					 enum fi_op op, void *context)
 {
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)comparev;
-	(void)compare_desc;
-	(void)compare_count;
-	(void)resultv;
-	(void)result_desc;
-	(void)result_count;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	(void)context;
-	return -FI_ENOSYS;
+	return fdv_atomic_compwritev(ep, iov, desc, count, comparev, compare_desc, compare_count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
 }
 
 static inline ssize_t fi_compare_atomicmsg(struct fid_ep *ep,
@@ -212,48 +120,27 @@ static inline ssize_t fi_compare_atomicmsg(struct fid_ep *ep,
 					   void **result_desc,
 					   size_t result_count, uint64_t flags)
 {
-	(void)ep;
-	(void)msg;
-	(void)comparev;
-	(void)compare_desc;
-	(void)compare_count;
-	(void)resultv;
-	(void)result_desc;
-	(void)result_count;
-	(void)flags;
-	return -FI_ENOSYS;
+	return fdv_atomic_compwritemsg(ep, msg, comparev, compare_desc, compare_count, resultv, result_desc, result_count, flags);
 }
 
 static inline int fi_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype,
 				 enum fi_op op, size_t *count)
 {
-	(void)ep;
-	(void)datatype;
-	(void)op;
-	(void)count;
-	return -FI_ENOSYS;
+	return fdv_atomic_writevalid(ep, datatype, op, count);
 }
 
 static inline int fi_fetch_atomicvalid(struct fid_ep *ep,
 				       enum fi_datatype datatype,
 				       enum fi_op op, size_t *count)
 {
-	(void)ep;
-	(void)datatype;
-	(void)op;
-	(void)count;
-	return -FI_ENOSYS;
+	return fdv_atomic_readwritevalid(ep, datatype, op, count);
 }
 
 static inline int fi_compare_atomicvalid(struct fid_ep *ep,
 					 enum fi_datatype datatype,
 					 enum fi_op op, size_t *count)
 {
-	(void)ep;
-	(void)datatype;
-	(void)op;
-	(void)count;
-	return -FI_ENOSYS;
+	return fdv_atomic_compwritevalid(ep, datatype, op, count);
 }
 
 static inline int fi_query_atomic(struct fid_domain *domain,

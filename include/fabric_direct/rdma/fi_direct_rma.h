@@ -12,7 +12,7 @@
 
 #define FABRIC_DIRECT_RMA
 
-#include <fdv/fdv_ep.h>
+#include <fdv/fdv_rma.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,91 +22,47 @@ static inline ssize_t fi_read(struct fid_ep *ep, void *buf, size_t len,
 			      void *desc, fi_addr_t src_addr, uint64_t addr,
 			      uint64_t key, void *context)
 {
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)desc;
-	(void)src_addr;
-	(void)addr;
-	(void)key;
-	(void)context;
-	return -FI_ENOSYS;
+	return fdv_rma_read(ep, buf, len, desc, src_addr, addr, key, context);
 }
 
 static inline ssize_t fi_readv(struct fid_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, fi_addr_t src_addr,
 			       uint64_t addr, uint64_t key, void *context)
 {
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)src_addr;
-	(void)addr;
-	(void)key;
-	(void)context;
-	return -FI_ENOSYS;
+	return fdv_rma_readv(ep, iov, desc, count, src_addr, addr, key, context);
 }
 
 static inline ssize_t fi_readmsg(struct fid_ep *ep,
 				 const struct fi_msg_rma *msg, uint64_t flags)
 {
-	(void)ep;
-	(void)msg;
-	(void)flags;
-	return -FI_ENOSYS;
+	return fdv_rma_readmsg(ep, msg, flags);
 }
 
 static inline ssize_t fi_write(struct fid_ep *ep, const void *buf, size_t len,
 			       void *desc, fi_addr_t dest_addr, uint64_t addr,
 			       uint64_t key, void *context)
 {
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)desc;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)context;
-	return -FI_ENOSYS;
+	return fdv_rma_write(ep, buf, len, desc, dest_addr, addr, key, context);
 }
 
 static inline ssize_t fi_writev(struct fid_ep *ep, const struct iovec *iov,
 				void **desc, size_t count, fi_addr_t dest_addr,
 				uint64_t addr, uint64_t key, void *context)
 {
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)context;
-	return -FI_ENOSYS;
+	return fdv_rma_writev(ep, iov, desc, count, dest_addr, addr, key, context);
 }
 
 static inline ssize_t fi_writemsg(struct fid_ep *ep,
 				  const struct fi_msg_rma *msg, uint64_t flags)
 {
-	(void)ep;
-	(void)msg;
-	(void)flags;
-	return -FI_ENOSYS;
+	return fdv_rma_writemsg(ep, msg, flags);
 }
 
 static inline ssize_t fi_inject_write(struct fid_ep *ep, const void *buf,
 				      size_t len, fi_addr_t dest_addr,
 				      uint64_t addr, uint64_t key)
 {
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	return -FI_ENOSYS;
+	return fdv_rma_inject(ep, buf, len, dest_addr, addr, key);
 }
 
 static inline ssize_t fi_writedata(struct fid_ep *ep, const void *buf,
@@ -114,16 +70,7 @@ static inline ssize_t fi_writedata(struct fid_ep *ep, const void *buf,
 				   fi_addr_t dest_addr, uint64_t addr,
 				   uint64_t key, void *context)
 {
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)desc;
-	(void)data;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)context;
-	return -FI_ENOSYS;
+	return fdv_rma_writedata(ep, buf, len, desc, data, dest_addr, addr, key, context);
 }
 
 static inline ssize_t fi_inject_writedata(struct fid_ep *ep, const void *buf,
@@ -131,14 +78,7 @@ static inline ssize_t fi_inject_writedata(struct fid_ep *ep, const void *buf,
 					  fi_addr_t dest_addr, uint64_t addr,
 					  uint64_t key)
 {
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)data;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	return -FI_ENOSYS;
+	return fdv_rma_injectdata(ep, buf, len, data, dest_addr, addr, key);
 }
 
 #ifdef __cplusplus

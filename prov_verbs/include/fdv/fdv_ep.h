@@ -5,6 +5,7 @@
 #ifndef FDV_EP_H
 #define FDV_EP_H
 
+#include <string.h>
 #include <infiniband/verbs.h>
 #include <fdv/fdv_compiler.h>
 #include <fdv/fdv_lock.h>
@@ -41,6 +42,10 @@ struct fdv_ep {
 	 * FI_SELECTIVE_COMPLETION, or op_flags asked for it. */
 	uint64_t tx_comp;
 	uint64_t rx_comp;
+	/* Where a non-fetching atomic's old value goes: verbs atomics always
+	 * return it, and nobody asked for it. */
+	uint64_t *atomic_scratch;
+	uint32_t atomic_scratch_lkey;
 	fdv_lock_t lock;
 };
 
@@ -126,6 +131,15 @@ FDV_INLINE size_t fdv_fill_sge(struct ibv_sge *sge, const struct iovec *iov,
 		else
 			sge[i].lkey = 0;
 	}
+	return total;
+}
+
+FDV_INLINE size_t fdv_iov_total(const struct iovec *iov, size_t count)
+{
+	size_t total = 0;
+
+	for (size_t i = 0; i < count && iov; i++)
+		total += iov[i].iov_len;
 	return total;
 }
 

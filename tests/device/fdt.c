@@ -1,0 +1,293 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "fdt.h"
+
+const char *fdt_addr(void)
+{
+	const char *addr = getenv("FD_RXE_ADDR0");
+	struct ibv_device **list;
+	int n = 0;
+
+	list = ibv_get_device_list(&n);
+	if (list)
+		ibv_free_device_list(list);
+	if (!addr || n == 0) {
+		printf("SKIP: no verbs device (run under tests/rxe/run)\n");
+		exit(FDT_SKIP);
+	}
+	return addr;
+}
+
+struct fi_info *fdt_hints(void)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	if (!hints)
+		FDT_FAIL("fi_allocinfo");
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->caps = FI_MSG;
+	hints->mode = FI_CONTEXT;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->fabric_attr->prov_name = strdup("verbs");
+	return hints;
+}
+
+static int fdt_exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	fprintf(stderr, "client killed by signal %d\n", WTERMSIG(status));
+	return 1;
+}
+
+int fdt_run_pair(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg)
+{
+	struct fdt_side srv, cli;
+	const char *addr = fdt_addr();
+	char port[16];
+	struct sockaddr_storage ss;
+	size_t sslen = sizeof(ss);
+	int pfd[2], status, rc;
+	pid_t pid;
+
+	memset(&srv, 0, sizeof(srv));
+	srv.is_server = 1;
+	srv.hints = hints;
+	FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, "0", FI_SOURCE, hints, &srv.info));
+	FDT_OK(fi_fabric(srv.info->fabric_attr, &srv.fabric, NULL));
+	{
+		struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
+
+		FDT_OK(fi_eq_open(srv.fabric, &ea, &srv.eq, NULL));
+	}
+	FDT_OK(fi_passive_ep(srv.fabric, srv.info, &srv.pep, NULL));
+	FDT_OK(fi_pep_bind(srv.pep, &srv.eq->fid, 0));
+	FDT_OK(fi_listen(srv.pep));
+	FDT_OK(fi_getname(&srv.pep->fid, &ss, &sslen));
+	snprintf(port, sizeof(port), "%u",
+		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
+
+	if (pipe(pfd))
+		FDT_FAIL("pipe");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		FDT_FAIL("fork");
+	if (pid == 0) {
+		char p[16] = "";
+
+		close(pfd[1]);
+		if (read(pfd[0], p, sizeof(p) - 1) <= 0)
+			_exit(1);
+		memset(&cli, 0, sizeof(cli));
+		cli.hints = hints;
+		FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, p, 0, hints, &cli.info));
+		FDT_OK(fi_fabric(cli.info->fabric_attr, &cli.fabric, NULL));
+		{
+			struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
+
+			FDT_OK(fi_eq_open(cli.fabric, &ea, &cli.eq, NULL));
+		}
+		rc = client(&cli, arg);
+		fflush(NULL);
+		_exit(rc);
+	}
+	close(pfd[0]);
+	if (write(pfd[1], port, strlen(port)) < 0)
+		FDT_FAIL("write");
+	close(pfd[1]);
+	rc = server(&srv, arg);
+	if (rc) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return rc;
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		FDT_FAIL("waitpid");
+	return fdt_exit_code(status);
+}
+
+static int fdt_now_ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int)((t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+ssize_t fdt_wait_event(struct fdt_side *side, uint32_t event, void *buf, size_t len)
+{
+	uint32_t got;
+	ssize_t rc;
+
+	rc = fi_eq_sread(side->eq, &got, buf, len, 10000, 0);
+	if (rc == -FI_EAVAIL) {
+		struct fi_eq_err_entry err = { 0 };
+
+		fi_eq_readerr(side->eq, &err, 0);
+		FDT_FAIL("waiting for event %u: error %d (%s), prov_errno %d",
+			 event, err.err, fi_strerror(err.err), err.prov_errno);
+	}
+	if (rc < 0)
+		FDT_FAIL("fi_eq_sread for event %u: %s", event, fi_strerror((int)-rc));
+	if (got != event)
+		FDT_FAIL("expected event %u, got %u", event, got);
+	return rc;
+}
+
+void fdt_open_ep(struct fdt_side *side, struct fi_info *info)
+{
+	struct fi_cq_attr ca = { 0 };
+
+	if (!side->domain)
+		FDT_OK(fi_domain(side->fabric, info, &side->domain, NULL));
+	ca.size = 512;
+	ca.format = side->cq_format ? side->cq_format : FI_CQ_FORMAT_DATA;
+	ca.wait_obj = FI_WAIT_UNSPEC;
+	FDT_OK(fi_cq_open(side->domain, &ca, &side->txcq, NULL));
+	FDT_OK(fi_cq_open(side->domain, &ca, &side->rxcq, NULL));
+	FDT_OK(fi_endpoint(side->domain, info, &side->ep, NULL));
+	FDT_OK(fi_ep_bind(side->ep, &side->eq->fid, 0));
+	FDT_OK(fi_ep_bind(side->ep, &side->txcq->fid, FI_TRANSMIT | side->tx_bind_flags));
+	FDT_OK(fi_ep_bind(side->ep, &side->rxcq->fid, FI_RECV | side->rx_bind_flags));
+	FDT_OK(fi_enable(side->ep));
+}
+
+static void fdt_check_cm_data(const uint8_t *got, size_t got_len,
+			      const struct fdt_cm_data *expect)
+{
+	if (!expect)
+		return;
+	if (got_len != expect->len || (expect->len && memcmp(got, expect->data, expect->len)))
+		FDT_FAIL("CM data mismatch: got %zu bytes, expected %zu", got_len, expect->len);
+}
+
+void fdt_server_accept(struct fdt_side *side, const struct fdt_cm_data *in_expect,
+		       const struct fdt_cm_data *reply, fdt_hook pre, void *arg)
+{
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + 256];
+	struct fi_eq_cm_entry *entry = (struct fi_eq_cm_entry *)buf;
+	ssize_t n;
+
+	n = fdt_wait_event(side, FI_CONNREQ, buf, sizeof(buf));
+	FDT_ASSERT(entry->info && entry->info->handle, "CONNREQ without info/handle");
+	FDT_ASSERT(entry->fid == &side->pep->fid, "CONNREQ fid is not the pep");
+	fdt_check_cm_data(entry->data, (size_t)n - sizeof(*entry), in_expect);
+	fdt_open_ep(side, entry->info);
+	fi_freeinfo(entry->info);
+	if (pre)
+		pre(side, arg);
+	FDT_OK(fi_accept(side->ep, reply ? reply->data : NULL, reply ? reply->len : 0));
+	n = fdt_wait_event(side, FI_CONNECTED, buf, sizeof(buf));
+	FDT_ASSERT(entry->fid == &side->ep->fid, "CONNECTED fid is not the ep");
+}
+
+void fdt_client_connect(struct fdt_side *side, const struct fdt_cm_data *data,
+			const struct fdt_cm_data *reply_expect, fdt_hook pre, void *arg)
+{
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + 256];
+	struct fi_eq_cm_entry *entry = (struct fi_eq_cm_entry *)buf;
+	ssize_t n;
+
+	fdt_open_ep(side, side->info);
+	if (pre)
+		pre(side, arg);
+	FDT_OK(fi_connect(side->ep, side->info->dest_addr,
+			  data ? data->data : NULL, data ? data->len : 0));
+	n = fdt_wait_event(side, FI_CONNECTED, buf, sizeof(buf));
+	FDT_ASSERT(entry->fid == &side->ep->fid, "CONNECTED fid is not the ep");
+	fdt_check_cm_data(entry->data, (size_t)n - sizeof(*entry), reply_expect);
+}
+
+int fdt_wait_cq(struct fid_cq *cq, void *entry, struct fi_cq_err_entry *err)
+{
+	struct timespec t0;
+	ssize_t rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		rc = fi_cq_read(cq, entry, 1);
+		if (rc == 1)
+			return 1;
+		if (rc == -FI_EAVAIL) {
+			struct fi_cq_err_entry tmp;
+
+			if (!err)
+				err = &tmp;
+			memset(err, 0, sizeof(*err));
+			FDT_ASSERT(fi_cq_readerr(cq, err, 0) == 1, "fi_cq_readerr");
+			return -FI_EAVAIL;
+		}
+		if (rc != -FI_EAGAIN)
+			FDT_FAIL("fi_cq_read: %s", fi_strerror((int)-rc));
+		if (fdt_now_ms_since(&t0) > 10000)
+			FDT_FAIL("no completion within 10 s");
+	}
+}
+
+struct fid_mr *fdt_reg(struct fdt_side *side, void *buf, size_t len, uint64_t access)
+{
+	struct fid_mr *mr;
+
+	FDT_OK(fi_mr_reg(side->domain, buf, len, access, 0, 0, 0, &mr, NULL));
+	return mr;
+}
+
+static void fdt_close(struct fid *fid, const char *what)
+{
+	int rc;
+
+	if (!fid)
+		return;
+	rc = fi_close(fid);
+	if (rc)
+		FDT_FAIL("fi_close(%s): %s", what, fi_strerror(-rc));
+}
+
+void fdt_close_side(struct fdt_side *side)
+{
+	fdt_close(side->ep ? &side->ep->fid : NULL, "ep");
+	fdt_close(side->pep ? &side->pep->fid : NULL, "pep");
+	fdt_close(side->txcq ? &side->txcq->fid : NULL, "txcq");
+	fdt_close(side->rxcq ? &side->rxcq->fid : NULL, "rxcq");
+	fdt_close(side->domain ? &side->domain->fid : NULL, "domain");
+	fdt_close(side->eq ? &side->eq->fid : NULL, "eq");
+	fdt_close(side->fabric ? &side->fabric->fid : NULL, "fabric");
+	fi_freeinfo(side->info);
+	memset(side, 0, sizeof(*side));
+}
+
+void fdt_fill(void *buf, size_t len, uint32_t seed)
+{
+	uint8_t *p = buf;
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		p[i] = (uint8_t)(x >> 16);
+	}
+}
+
+int fdt_check(const void *buf, size_t len, uint32_t seed)
+{
+	const uint8_t *p = buf;
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		if (p[i] != (uint8_t)(x >> 16))
+			return 0;
+	}
+	return 1;
+}
