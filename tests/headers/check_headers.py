@@ -59,31 +59,43 @@ def find_headers(root):
     return out
 
 
-def config_dir(root, build_dir, work):
-    """Directory holding fdv/fdv_config.h.  Prefer the build's; without one,
-    instantiate the template with every @KNOB@ set to 0 so the headers can
-    still be checked before anything was configured."""
+def config_dirs(root, build_dir, work, knobs):
+    """[(tag, dir)] of directories holding fdv/fdv_config.h, and a note.
+
+    A configured build's file is used as is.  Without one, the template is
+    instantiated once per value in `knobs`, every @KNOB@ set to that value,
+    so both sides of each compile-time switch get compiled."""
     if build_dir:
         d = os.path.join(os.path.abspath(build_dir), "include")
         if os.path.isfile(os.path.join(d, "fdv", "fdv_config.h")):
-            return d, None
+            return [("", d)], None
+    else:
+        d = os.path.join(root, "build", "include")
+        if os.path.isfile(os.path.join(d, "fdv", "fdv_config.h")):
+            return [("", d)], "no --build-dir: using %s" % os.path.relpath(d, root)
     tmpl = os.path.join(root, "prov_verbs", "fdv_config.h.in")
     if not os.path.isfile(tmpl):
-        return None, "no fdv/fdv_config.h (no build dir, no template)"
-    d = os.path.join(work, "cfg")
-    os.makedirs(os.path.join(d, "fdv"), exist_ok=True)
+        return [("", None)], "no fdv/fdv_config.h (no build dir, no template)"
     with open(tmpl) as fh:
-        text = re.sub(r"@\w+@", "0", fh.read())
-    with open(os.path.join(d, "fdv", "fdv_config.h"), "w") as fh:
-        fh.write(text)
-    why = "build dir has no include/fdv/fdv_config.h" if build_dir else "no --build-dir"
-    return d, "%s: using %s with every knob 0" % (why, os.path.relpath(tmpl, root))
+        text = fh.read()
+    out = []
+    for v in knobs:
+        d = os.path.join(work, "cfg%s" % v)
+        os.makedirs(os.path.join(d, "fdv"), exist_ok=True)
+        with open(os.path.join(d, "fdv", "fdv_config.h"), "w") as fh:
+            fh.write(re.sub(r"@\w+@", v, text))
+        out.append(("knobs=%s" % v if len(knobs) > 1 else "", d))
+    why = "build dir has no include/fdv/fdv_config.h" if build_dir else \
+        "no --build-dir and no build/include/fdv/fdv_config.h"
+    return out, "%s: using %s with every knob = %s" % (
+        why, os.path.relpath(tmpl, root), " and ".join(knobs))
 
 
 def compile_one(job):
-    label, exe, lang, spelling, direct, flags, src_dir = job
-    src = os.path.join(src_dir, "%s_%s_%s.c" % (
-        label.replace("+", "x"), re.sub(r"\W", "_", spelling), "direct" if direct else "ops"))
+    label, exe, lang, spelling, direct, flags, src_dir, tag = job
+    src = os.path.join(src_dir, "%s_%s_%s%s.c" % (
+        label.replace("+", "x"), re.sub(r"\W", "_", spelling),
+        "direct" if direct else "ops", re.sub(r"\W", "_", tag)))
     with open(src, "w") as fh:
         fh.write("#include <%s>\n#include <%s>\n" % (spelling, spelling))
     cmd = [exe] + lang + ["-fsyntax-only", "-Wall", "-Wextra", "-Werror",
@@ -115,7 +127,14 @@ def first_error(err, root, work):
                     if os.path.abspath(inc).startswith(root + os.sep):
                         where += " (included from %s:%s)" % (_short(inc, root, work), n)
                         break
-            return where, "%s: %s" % (where, msg)
+            text = "%s: %s" % (where, msg)
+            # C++: say where the enclosing extern "C" was opened.
+            m2 = re.search(r"^(.+?):(\d+):\d+: note: .extern .C.. linkage started here",
+                           err, re.M)
+            if m2:
+                text += ' (extern "C" opened at %s:%s)' % (_short(m2.group(1), root, work),
+                                                           m2.group(2))
+            return where, text
         if not line.startswith(" ") and not LOC_RE.match(line) and "In function" not in line:
             chain = []
     tail = err.strip().splitlines()[-1:] or ["?"]
@@ -252,6 +271,19 @@ def classify_include(root, path, quote, name, pub_roots, ours_rdma, fdv_dir,
 # --------------------------------------------------------------------------
 
 
+def compact_variants(variants):
+    """'gcc -DFABRIC_DIRECT knobs=1', ... -> 'direct(knobs=1): gcc clang; ...'"""
+    groups = {}
+    for v in variants:
+        parts = v.split()
+        cc = parts[0]
+        mode = "direct" if "-DFABRIC_DIRECT" in parts else "default"
+        tag = " ".join(p for p in parts[1:] if p != "-DFABRIC_DIRECT")
+        key = mode + ("(%s)" % tag if tag else "")
+        groups.setdefault(key, []).append(cc)
+    return "; ".join("%s: %s" % (k, " ".join(v)) for k, v in groups.items())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=DEFAULT_ROOT, help="source tree (default: this checkout)")
@@ -263,6 +295,9 @@ def main():
                     help="subset of gcc,clang,g++ (default all three)")
     ap.add_argument("--allow-rdma", action="append", default=[],
                     help="another rdma/ header public headers may include")
+    ap.add_argument("--knobs", default="0,1",
+                    help="values for the template's @KNOB@s when no build config "
+                         "exists (default 0,1: both sides of every switch)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
@@ -279,7 +314,7 @@ def main():
 
 
 def run(args, root, work):
-    cfg, cfg_note = config_dir(root, args.build_dir, work)
+    cfgs, cfg_note = config_dirs(root, args.build_dir, work, args.knobs.split(","))
     if cfg_note:
         print("note: " + cfg_note)
     wanted = args.compilers.split(",")
@@ -294,8 +329,6 @@ def run(args, root, work):
 
     common = ["-I", os.path.join(root, "include"),
               "-I", os.path.join(root, "prov_verbs", "include")]
-    if cfg:
-        common += ["-I", cfg]
     for d in args.extra_inc:
         common += ["-I", os.path.abspath(d)]
     extra = args.cflags.split()
@@ -307,17 +340,23 @@ def run(args, root, work):
         modes = (True,) if kind == "direct" else (False, True)
         for label, exe, lang in compilers:
             for d in modes:
-                # The direct tree goes first so its rdma/fi_direct_*.h are found.
-                flags = (direct if d else []) + common + extra
-                jobs.append((label, exe, lang, spelling, d, flags, work))
+                # Only the provider's headers read fdv_config.h; the default
+                # (ops-table) public headers need one configuration.
+                for tag, cfg in (cfgs if d or kind == "fdv" else cfgs[:1]):
+                    # The direct tree goes first so its fi_direct_*.h are found.
+                    flags = (direct if d else []) + common + \
+                        (["-I", cfg] if cfg else []) + extra
+                    jobs.append((label, exe, lang, spelling, d, flags, work,
+                                 tag if (d or kind == "fdv") else ""))
 
     failures = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
         for job, rc, err, cmd in ex.map(compile_one, jobs):
-            label, _exe, _lang, spelling, d, _flags, _w = job
+            label, _exe, _lang, spelling, d, _flags, _w, tag = job
             if rc != 0:
                 failures.setdefault(spelling, []).append(
-                    (label + (" -DFABRIC_DIRECT" if d else ""), err, cmd))
+                    (label + (" -DFABRIC_DIRECT" if d else "") + (" " + tag if tag else ""),
+                     err, cmd))
 
     # One line per failing header; the distinct first errors ("causes") are
     # listed once, since one broken shared header breaks every includer.
@@ -336,7 +375,7 @@ def run(args, root, work):
             if c["n"] not in refs:
                 refs.append(c["n"])
         print("FAIL <%s>: %s  (cause %s)" % (
-            spelling, ", ".join(v for v, _e, _c in fl),
+            spelling, compact_variants([v for v, _e, _c in fl]),
             ", ".join("#%d" % r for r in refs)))
     if causes:
         print("causes:")
