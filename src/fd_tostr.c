@@ -491,6 +491,15 @@ static void sb_rx_attr(struct fd_sb *sb, const char *ind,
 	sb_printf(sb, "%s    iov_limit: %zu\n", ind, a->iov_limit);
 }
 
+static void sb_ctx_cnt(struct fd_sb *sb, const char *ind, const char *name,
+		       size_t cnt)
+{
+	if (cnt == FI_SHARED_CONTEXT)
+		sb_printf(sb, "%s    %s: FI_SHARED_CONTEXT\n", ind, name);
+	else
+		sb_printf(sb, "%s    %s: %zu\n", ind, name, cnt);
+}
+
 static void sb_ep_attr(struct fd_sb *sb, const char *ind,
 		       const struct fi_ep_attr *a)
 {
@@ -515,8 +524,8 @@ static void sb_ep_attr(struct fd_sb *sb, const char *ind,
 		  a->max_order_waw_size);
 	sb_printf(sb, "%s    mem_tag_format: 0x%016" PRIx64 "\n", ind,
 		  a->mem_tag_format);
-	sb_printf(sb, "%s    tx_ctx_cnt: %zu\n", ind, a->tx_ctx_cnt);
-	sb_printf(sb, "%s    rx_ctx_cnt: %zu\n", ind, a->rx_ctx_cnt);
+	sb_ctx_cnt(sb, ind, "tx_ctx_cnt", a->tx_ctx_cnt);
+	sb_ctx_cnt(sb, ind, "rx_ctx_cnt", a->rx_ctx_cnt);
 	sb_printf(sb, "%s    auth_key_size: %zu\n", ind, a->auth_key_size);
 }
 
