@@ -290,8 +290,12 @@ def find_failures(comp, probe, root, checks, deadline):
             if time.time() > deadline:
                 raise RuntimeError("time budget exhausted; unplaced errors:\n"
                                    + "\n".join(unmapped[:10]))
+            spans = probe.render([])
+            rc0, err0 = comp.run(probe.path, root)
+            if rc0 != 0:
+                raise RuntimeError("the headers alone do not compile:\n" + err0)
             note("bisecting %d checks (%s)" % (len(live), unmapped[:1]))
-            failed.update(_bisect(comp, probe, root, live))
+            failed.update(_bisect(comp, probe, root, live, deadline))
             break
         failed.update(hits)
         live = [c for c in live if c.id not in hits]
@@ -313,7 +317,9 @@ def find_failures(comp, probe, root, checks, deadline):
     return failed
 
 
-def _bisect(comp, probe, root, live):
+def _bisect(comp, probe, root, live, deadline=None):
+    if deadline is not None and time.time() > deadline:
+        raise RuntimeError("time budget exhausted while bisecting")
     probe.render(live)
     rc, err = comp.run(probe.path, root)
     if rc == 0:
@@ -323,8 +329,8 @@ def _bisect(comp, probe, root, live):
         msg = groups[0][0] if groups else err.strip().splitlines()[-1:] or ["?"]
         return {live[0].id: msg if isinstance(msg, str) else msg[0]}
     mid = len(live) // 2
-    out = _bisect(comp, probe, root, live[:mid])
-    out.update(_bisect(comp, probe, root, live[mid:]))
+    out = _bisect(comp, probe, root, live[:mid], deadline)
+    out.update(_bisect(comp, probe, root, live[mid:], deadline))
     return out
 
 
@@ -949,6 +955,23 @@ def run(args, refdir, oursdir, work, t0, deadline):
             else:
                 usable.append(h)
 
+        # Headers that compile alone may still clash with each other (or
+        # with the system headers the probe adds); keep the largest prefix-
+        # greedy set that compiles together and report the rest.
+        together = []
+        for h in usable:
+            p = Probe(os.path.join(work, "probe_together.c"), together + [h], sys_inc)
+            p.render([])
+            rc, err = comp.run(p.path, ours_root)
+            if rc == 0:
+                together.append(h)
+            else:
+                groups = parse_errors(err, p.path)
+                header_errors[h] = "does not compile together with %s: %s" % (
+                    ", ".join(together) or "the system headers",
+                    groups[0][0] if groups else "?")
+        usable = together
+
         ours_probe = Probe(os.path.join(work, "probe_ours.c"), usable, sys_inc)
         bad = find_failures(comp, ours_probe, ours_root, checks, deadline)
         good = [c for c in checks if c.id not in bad]
@@ -1107,7 +1130,7 @@ def run(args, refdir, oursdir, work, t0, deadline):
             if wanted(h) and h in header_errors:
                 extra = ""
                 if h in hidden_by_header:
-                    extra = " (%d of its entities not found in ours; -v lists them)" % hidden_by_header[h]
+                    extra = " (%d of its entities unavailable in ours as a result; -v lists them)" % hidden_by_header[h]
                 print("%sHEADER %s: %s%s" % (label, h, header_errors[h], extra))
         for ent in shown:
             probs = results[id(ent)]
