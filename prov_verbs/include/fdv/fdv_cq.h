@@ -7,7 +7,7 @@
 #ifndef FDV_CQ_H
 #define FDV_CQ_H
 
-#include <infiniband/verbs.h>
+#include <fdv/fdv_verbs.h>
 #include <fdv/fdv_compiler.h>
 #include <fdv/fdv_lock.h>
 
@@ -87,7 +87,7 @@ FDV_INLINE void fdv_cq_fill(uint32_t format, void *buf, size_t i,
 	void *ctx = (void *)(uintptr_t)wc->wr_id;
 	size_t len = (wc->opcode & IBV_WC_RECV) ? wc->byte_len : 0;
 	uint64_t data = (wc->wc_flags & IBV_WC_WITH_IMM) ?
-		(uint64_t)be32toh(wc->imm_data) : 0;
+		(uint64_t)fdv_be32toh(wc->imm_data) : 0;
 
 	switch (format) {
 	case FI_CQ_FORMAT_CONTEXT: {

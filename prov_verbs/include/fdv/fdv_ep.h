@@ -6,7 +6,7 @@
 #define FDV_EP_H
 
 #include <string.h>
-#include <infiniband/verbs.h>
+#include <fdv/fdv_verbs.h>
 #include <fdv/fdv_compiler.h>
 #include <fdv/fdv_lock.h>
 #include <fdv/fdv_mr.h>

@@ -58,7 +58,7 @@ FDV_INLINE ssize_t fdv_msg_senddata(struct fid_ep *ep_fid, const void *buf,
 
 	(void)dest_addr;
 	return fdv_msg_send_one(ep, buf, len, desc, ep->tx_comp, context,
-				IBV_WR_SEND_WITH_IMM, htobe32((uint32_t)data));
+				IBV_WR_SEND_WITH_IMM, fdv_htobe32((uint32_t)data));
 }
 
 FDV_INLINE ssize_t fdv_msg_inject_one(struct fdv_ep *ep, const void *buf,
@@ -94,7 +94,7 @@ FDV_INLINE ssize_t fdv_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 {
 	(void)dest_addr;
 	return fdv_msg_inject_one(fdv_ep_of(ep_fid), buf, len,
-				  IBV_WR_SEND_WITH_IMM, htobe32((uint32_t)data));
+				  IBV_WR_SEND_WITH_IMM, fdv_htobe32((uint32_t)data));
 }
 
 /* The vector and msg forms share one body; flags are the caller's (sendmsg)
@@ -125,7 +125,7 @@ FDV_INLINE ssize_t fdv_msg_sendv_flags(struct fdv_ep *ep,
 	wr.send_flags = inl ? IBV_SEND_INLINE : 0;
 	if (flags & FI_REMOTE_CQ_DATA) {
 		wr.opcode = IBV_WR_SEND_WITH_IMM;
-		wr.imm_data = htobe32((uint32_t)data);
+		wr.imm_data = fdv_htobe32((uint32_t)data);
 	} else {
 		wr.opcode = IBV_WR_SEND;
 	}

@@ -85,7 +85,7 @@ FDV_INLINE ssize_t fdv_rma_writedata(struct fid_ep *ep_fid, const void *buf,
 
 	(void)dest_addr;
 	return fdv_rma_one(ep, buf, len, desc, IBV_WR_RDMA_WRITE_WITH_IMM, addr,
-			   key, htobe32((uint32_t)data), ep->tx_comp, context);
+			   key, fdv_htobe32((uint32_t)data), ep->tx_comp, context);
 }
 
 FDV_INLINE ssize_t fdv_rma_inject_one(struct fdv_ep *ep, const void *buf,
@@ -121,7 +121,7 @@ FDV_INLINE ssize_t fdv_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
 	(void)dest_addr;
 	return fdv_rma_inject_one(fdv_ep_of(ep_fid), buf, len,
 				  IBV_WR_RDMA_WRITE_WITH_IMM, addr, key,
-				  htobe32((uint32_t)data));
+				  fdv_htobe32((uint32_t)data));
 }
 
 /* Vector and msg forms. verbs reaches one remote range per request. */
@@ -152,7 +152,7 @@ FDV_INLINE ssize_t fdv_rma_vec(struct fdv_ep *ep, const struct iovec *iov,
 	else
 		opcode = IBV_WR_RDMA_WRITE;
 	return fdv_rma_post(ep, sge, (int)count, inl, opcode, addr, key,
-			    htobe32((uint32_t)data),
+			    fdv_htobe32((uint32_t)data),
 			    (flags | ep->tx_comp) & FI_COMPLETION, context);
 }
 
