@@ -12,7 +12,7 @@ static int fdv_domain_close(struct fid *fid)
 	struct fdv_domain *dom = FDV_OBJ(struct fdv_domain, domain_fid.fid, fid);
 
 	if (atomic_load(&dom->refs)) {
-		FD_WARN(FD_LOG_DOMAIN, "domain %s still has %d open objects",
+		FD_INFO(FD_LOG_DOMAIN, "domain %s still has %d open objects",
 			ibv_get_device_name(dom->verbs->device),
 			atomic_load(&dom->refs));
 		return -FI_EBUSY;

@@ -51,16 +51,42 @@ static int fdt_exit_code(int status)
 	return 1;
 }
 
+/* The fork comes before any verbs call: a child must not inherit device
+ * contexts opened by its parent (verbs refuses commands on them). */
 int fdt_run_pair(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg)
 {
 	struct fdt_side srv, cli;
 	const char *addr = fdt_addr();
-	char port[16];
+	char port[16] = "";
 	struct sockaddr_storage ss;
 	size_t sslen = sizeof(ss);
 	int pfd[2], status, rc;
 	pid_t pid;
 
+	if (pipe(pfd))
+		FDT_FAIL("pipe");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		FDT_FAIL("fork");
+	if (pid == 0) {
+		close(pfd[1]);
+		if (read(pfd[0], port, sizeof(port) - 1) <= 0)
+			_exit(1);	/* the server failed before listening */
+		memset(&cli, 0, sizeof(cli));
+		cli.hints = hints;
+		FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, port, 0, hints, &cli.info));
+		FDT_OK(fi_fabric(cli.info->fabric_attr, &cli.fabric, NULL));
+		{
+			struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
+
+			FDT_OK(fi_eq_open(cli.fabric, &ea, &cli.eq, NULL));
+		}
+		rc = client(&cli, arg);
+		fflush(NULL);
+		_exit(rc);
+	}
+	close(pfd[0]);
 	memset(&srv, 0, sizeof(srv));
 	srv.is_server = 1;
 	srv.hints = hints;
@@ -77,33 +103,6 @@ int fdt_run_pair(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg)
 	FDT_OK(fi_getname(&srv.pep->fid, &ss, &sslen));
 	snprintf(port, sizeof(port), "%u",
 		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
-
-	if (pipe(pfd))
-		FDT_FAIL("pipe");
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		FDT_FAIL("fork");
-	if (pid == 0) {
-		char p[16] = "";
-
-		close(pfd[1]);
-		if (read(pfd[0], p, sizeof(p) - 1) <= 0)
-			_exit(1);
-		memset(&cli, 0, sizeof(cli));
-		cli.hints = hints;
-		FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, p, 0, hints, &cli.info));
-		FDT_OK(fi_fabric(cli.info->fabric_attr, &cli.fabric, NULL));
-		{
-			struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
-
-			FDT_OK(fi_eq_open(cli.fabric, &ea, &cli.eq, NULL));
-		}
-		rc = client(&cli, arg);
-		fflush(NULL);
-		_exit(rc);
-	}
-	close(pfd[0]);
 	if (write(pfd[1], port, strlen(port)) < 0)
 		FDT_FAIL("write");
 	close(pfd[1]);
