@@ -688,12 +688,14 @@ static int fdv_addr_rank(const struct sockaddr *sa)
 	return 1;
 }
 
-/* Every IP address of every device, device order first. */
+/* Every IP address of every device: device order first, then IPv4,
+ * global IPv6, link-local IPv6, each in interface order. */
 static int fdv_list_addrs(const struct fdv_params *prm, int family,
 			  struct fdv_cands *out)
 {
+	struct fdv_cands found = { 0 };
 	struct ifaddrs *ifa_list, *ifa;
-	int exact = 0;
+	int exact = 0, ret = 0;
 
 	if (getifaddrs(&ifa_list))
 		return 0;
@@ -701,38 +703,55 @@ static int fdv_list_addrs(const struct fdv_params *prm, int family,
 		for (ifa = ifa_list; ifa && !exact; ifa = ifa->ifa_next)
 			exact = !strcmp(ifa->ifa_name, prm->iface);
 
+	/* One rdma_cm lookup per address... */
+	for (ifa = ifa_list; ifa; ifa = ifa->ifa_next) {
+		const struct sockaddr *sa = ifa->ifa_addr;
+		const struct fdv_device_info *dev;
+		struct fdv_cand *c;
+
+		if (!sa || (sa->sa_family != AF_INET &&
+			    sa->sa_family != AF_INET6) ||
+		    (family != AF_UNSPEC && sa->sa_family != family) ||
+		    !(ifa->ifa_flags & IFF_UP) ||
+		    (ifa->ifa_flags & IFF_LOOPBACK) ||
+		    !fdv_iface_selected(ifa->ifa_name, prm->iface, exact))
+			continue;
+		dev = fdv_dev_of_src(sa);
+		if (!dev)
+			continue;
+		c = fdv_cand_add(&found);
+		if (!c) {
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		c->dev = dev;
+		fdv_copy_sockaddr(sa, fd_sockaddr_len(sa), &c->src, &c->srclen);
+		fdv_set_port((struct sockaddr *)&c->src, 0);
+	}
+
+	/* ... then put them in order. */
 	for (int d = 0; d < fdv_ndevices; d++) {
 		for (int rank = 0; rank < 3; rank++) {
-			for (ifa = ifa_list; ifa; ifa = ifa->ifa_next) {
-				const struct sockaddr *sa = ifa->ifa_addr;
+			for (size_t i = 0; i < found.n; i++) {
 				struct fdv_cand *c;
 
-				if (!sa || (sa->sa_family != AF_INET &&
-					    sa->sa_family != AF_INET6) ||
-				    (family != AF_UNSPEC &&
-				     sa->sa_family != family) ||
-				    !(ifa->ifa_flags & IFF_UP) ||
-				    (ifa->ifa_flags & IFF_LOOPBACK) ||
-				    fdv_addr_rank(sa) != rank ||
-				    !fdv_iface_selected(ifa->ifa_name,
-							prm->iface, exact))
-					continue;
-				if (fdv_dev_of_src(sa) != &fdv_devices[d])
+				if (found.v[i].dev != &fdv_devices[d] ||
+				    fdv_addr_rank((struct sockaddr *)
+						  &found.v[i].src) != rank)
 					continue;
 				c = fdv_cand_add(out);
 				if (!c) {
-					freeifaddrs(ifa_list);
-					return -FI_ENOMEM;
+					ret = -FI_ENOMEM;
+					goto out;
 				}
-				c->dev = &fdv_devices[d];
-				fdv_copy_sockaddr(sa, fd_sockaddr_len(sa),
-						  &c->src, &c->srclen);
-				fdv_set_port((struct sockaddr *)&c->src, 0);
+				*c = found.v[i];
 			}
 		}
 	}
+out:
+	free(found.v);
 	freeifaddrs(ifa_list);
-	return 0;
+	return ret;
 }
 
 /* ------------------------------------------------------------------------

@@ -1,0 +1,499 @@
+/*
+ * fi_getinfo with real verbs devices (Soft-RoCE in the test VM): entries,
+ * names, attributes, defaults and FI_VERBS_* overrides, and the address
+ * cases (list, passive, active, FI_ADDR_STR node, hints addresses,
+ * wildcard).  Exits 77 when there is no verbs device.
+ *
+ * Uses FD_RXE_ADDR0 / FD_RXE_DEV0 / FD_RXE_NETDEV0 from tests/rxe/run (an
+ * IPv4 address, the device that owns it and its network interface); the
+ * checks needing them are skipped when they are not set.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+
+static int failures;
+
+#define CHECK(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			failures++;					\
+			fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__,	\
+				__LINE__, #cond);			\
+			fprintf(stderr, __VA_ARGS__);			\
+			fputc('\n', stderr);				\
+		}							\
+	} while (0)
+
+#define V117 FI_VERSION(1, 17)
+#define MR_NEEDED (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
+		   FI_MR_PROV_KEY)
+
+static const char *addr0, *dev0, *netdev0;
+static char devnames[16][64];
+static int ndev;
+
+static int count(const struct fi_info *fi)
+{
+	int n = 0;
+
+	for (; fi; fi = fi->next)
+		n++;
+	return n;
+}
+
+static int is_device(const char *name)
+{
+	for (int i = 0; i < ndev; i++)
+		if (!strcmp(devnames[i], name))
+			return 1;
+	return 0;
+}
+
+static uint16_t port_of(const void *sa)
+{
+	const struct sockaddr *s = sa;
+
+	if (s->sa_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+}
+
+/* Is sa the IPv4 address 'ip' with port 'port'? */
+static int is_addr(const void *sa, size_t len, const char *ip, int port)
+{
+	const struct sockaddr_in *sin = sa;
+	struct in_addr want;
+
+	if (!sa || len != sizeof(*sin) || sin->sin_family != AF_INET ||
+	    inet_pton(AF_INET, ip, &want) != 1)
+		return 0;
+	return sin->sin_addr.s_addr == want.s_addr &&
+	       (port < 0 || ntohs(sin->sin_port) == port);
+}
+
+static int is_wildcard(const void *sa)
+{
+	const struct sockaddr *s = sa;
+
+	if (s->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	return s->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+/* Hints of an RMA application that supports the verbs modes. */
+static struct fi_info *hints_rma(void)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	h->caps = FI_MSG | FI_RMA;
+	h->mode = FI_CONTEXT | FI_RX_CQ_DATA;
+	h->ep_attr->type = FI_EP_MSG;
+	h->domain_attr->mr_mode = MR_NEEDED;
+	return h;
+}
+
+/* What every verbs entry must say. */
+static void check_entry(const struct fi_info *fi, const char *what)
+{
+	const char *fab = fi->fabric_attr->name;
+
+	CHECK(!strcmp(fi->fabric_attr->prov_name, "verbs"), "%s: prov", what);
+	CHECK(fi->fabric_attr->prov_version == FI_VERSION(117, 0),
+	      "%s: prov_version", what);
+	CHECK(fi->fabric_attr->api_version == V117, "%s: api", what);
+	CHECK(fi->domain_attr->name && is_device(fi->domain_attr->name),
+	      "%s: domain %s", what, fi->domain_attr->name);
+	CHECK(fab && (!strncmp(fab, "IB-0x", 5) ||
+		      !strcmp(fab, "Ethernet-iWARP")), "%s: fabric %s", what,
+	      fab ? fab : "NULL");
+	CHECK(fi->ep_attr->type == FI_EP_MSG, "%s: type", what);
+	CHECK(fi->ep_attr->protocol == FI_PROTO_RDMA_CM_IB_RC ||
+	      fi->ep_attr->protocol == FI_PROTO_IWARP, "%s: protocol", what);
+	CHECK(fi->ep_attr->max_msg_size >= 1024, "%s: max_msg_size %zu", what,
+	      fi->ep_attr->max_msg_size);
+	CHECK(fi->domain_attr->threading == FI_THREAD_DOMAIN ||
+	      fi->domain_attr->threading == FI_THREAD_SAFE, "%s: threading",
+	      what);
+	CHECK(fi->domain_attr->data_progress == FI_PROGRESS_AUTO &&
+	      fi->domain_attr->control_progress == FI_PROGRESS_AUTO,
+	      "%s: progress", what);
+	CHECK(fi->domain_attr->mr_key_size == 4, "%s: key size", what);
+	CHECK(fi->addr_format == FI_SOCKADDR_IN ||
+	      fi->addr_format == FI_SOCKADDR_IN6, "%s: addr_format %u", what,
+	      fi->addr_format);
+	if (fi->src_addr)
+		CHECK(((const struct sockaddr *)fi->src_addr)->sa_family ==
+		      (fi->addr_format == FI_SOCKADDR_IN ? AF_INET : AF_INET6),
+		      "%s: src family", what);
+	CHECK(fi->tx_attr->rma_iov_limit == 1, "%s: rma_iov_limit", what);
+	CHECK(fi->tx_attr->inject_size > 0 && fi->tx_attr->inject_size <= 4096,
+	      "%s: inject %zu", what, fi->tx_attr->inject_size);
+}
+
+static void test_list(void)
+{
+	struct fi_info *h = hints_rma(), *info = NULL, *fi;
+	const char *prev_dom = NULL;
+	int found0 = 0, n;
+
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0, "list");
+	n = count(info);
+	CHECK(n >= 1, "entries %d", n);
+	for (fi = info; fi; fi = fi->next) {
+		check_entry(fi, "list");
+		CHECK(fi->src_addr && fi->src_addrlen && !fi->dest_addr,
+		      "list: only src_addr");
+		if (fi->src_addr)
+			CHECK(port_of(fi->src_addr) == 0, "list: port 0");
+		CHECK(fi->caps == (FI_MSG | FI_RMA | FI_SEND | FI_RECV |
+				   FI_READ | FI_WRITE | FI_REMOTE_READ |
+				   FI_REMOTE_WRITE | FI_LOCAL_COMM |
+				   FI_REMOTE_COMM), "list: caps 0x%llx",
+		      (unsigned long long)fi->caps);
+		CHECK(fi->mode == FI_RX_CQ_DATA &&
+		      fi->rx_attr->mode == FI_RX_CQ_DATA, "list: mode");
+		CHECK(fi->domain_attr->cq_data_size == 4 ||
+		      fi->ep_attr->protocol == FI_PROTO_IWARP, "cq data");
+		CHECK(fi->domain_attr->mr_mode == MR_NEEDED, "list: mr_mode 0x%x",
+		      fi->domain_attr->mr_mode);
+		CHECK(fi->tx_attr->size == 384 && fi->rx_attr->size == 384,
+		      "list: default sizes %zu/%zu", fi->tx_attr->size,
+		      fi->rx_attr->size);
+		CHECK(fi->tx_attr->iov_limit == 4 && fi->rx_attr->iov_limit == 4,
+		      "list: iov limits");
+		CHECK(fi->tx_attr->inject_size <= 256, "list: inject %zu",
+		      fi->tx_attr->inject_size);
+		/* Entries of one device come together. */
+		if (prev_dom && strcmp(prev_dom, fi->domain_attr->name)) {
+			for (struct fi_info *g = fi; g; g = g->next)
+				CHECK(strcmp(g->domain_attr->name, prev_dom),
+				      "device %s split", prev_dom);
+		}
+		prev_dom = fi->domain_attr->name;
+		if (addr0 && is_addr(fi->src_addr, fi->src_addrlen, addr0, 0)) {
+			found0 = 1;
+			if (dev0)
+				CHECK(!strcmp(fi->domain_attr->name, dev0),
+				      "%s on %s, expected %s", addr0,
+				      fi->domain_attr->name, dev0);
+		}
+	}
+	if (addr0)
+		CHECK(found0, "no entry for %s", addr0);
+	printf("list: %d entries, first:\n%s", n,
+	       info ? fi_tostr(info, FI_TYPE_INFO) : "(none)\n");
+	fi_freeinfo(info);
+
+	/* NULL hints: everything the provider has. */
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, NULL, &info) == 0 &&
+	      count(info) == n, "NULL hints: %d", count(info));
+	for (fi = info; fi; fi = fi->next) {
+		check_entry(fi, "null hints");
+		CHECK(fi->caps & FI_ATOMIC, "all caps");
+	}
+	fi_freeinfo(info);
+	fi_freeinfo(h);
+}
+
+static void test_rx_cq_data(void)
+{
+	struct fi_info *h = hints_rma(), *info = NULL;
+
+	/* Not accepting FI_RX_CQ_DATA: no remote CQ data then. */
+	h->mode = FI_CONTEXT;
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0, "no RX_CQ_DATA");
+	for (struct fi_info *fi = info; fi; fi = fi->next)
+		CHECK(fi->domain_attr->cq_data_size == 0 &&
+		      !(fi->mode & FI_RX_CQ_DATA) &&
+		      !(fi->rx_attr->mode & FI_RX_CQ_DATA), "no cq data");
+	fi_freeinfo(info);
+
+	h->domain_attr->cq_data_size = 4;
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA,
+	      "cq data without the mode");
+	/* Accepting it through rx_attr->mode only is enough. */
+	h->rx_attr->mode = FI_RX_CQ_DATA;
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0, "rx mode");
+	for (struct fi_info *fi = info; fi; fi = fi->next)
+		CHECK(fi->domain_attr->cq_data_size == 4 &&
+		      (fi->rx_attr->mode & FI_RX_CQ_DATA) &&
+		      !(fi->mode & FI_RX_CQ_DATA), "rx mode only");
+	fi_freeinfo(info);
+	fi_freeinfo(h);
+}
+
+static void test_addresses(void)
+{
+	struct fi_info *h = hints_rma(), *info = NULL;
+	struct sockaddr_in sin;
+	char node[128];
+	int ndevs_seen;
+
+	if (!addr0) {
+		printf("note: FD_RXE_ADDR0 unset, address checks skipped\n");
+		fi_freeinfo(h);
+		return;
+	}
+
+	/* Passive: node/service are the local address. */
+	CHECK(fi_getinfo(V117, addr0, "7471", FI_SOURCE | FI_NUMERICHOST, h,
+			 &info) == 0 && count(info) == 1, "passive");
+	if (info) {
+		check_entry(info, "passive");
+		CHECK(is_addr(info->src_addr, info->src_addrlen, addr0, 7471),
+		      "passive src");
+		CHECK(!info->dest_addr && !info->dest_addrlen, "passive dest");
+		if (dev0)
+			CHECK(!strcmp(info->domain_attr->name, dev0),
+			      "passive device %s", info->domain_attr->name);
+	}
+	fi_freeinfo(info);
+
+	/* Active: node/service are the peer. */
+	CHECK(fi_getinfo(V117, addr0, "7471", FI_NUMERICHOST, h, &info) == 0 &&
+	      count(info) == 1, "active");
+	if (info) {
+		check_entry(info, "active");
+		CHECK(is_addr(info->dest_addr, info->dest_addrlen, addr0, 7471),
+		      "active dest");
+		CHECK(info->src_addr && port_of(info->src_addr) == 0,
+		      "active src");
+		if (dev0)
+			CHECK(!strcmp(info->domain_attr->name, dev0),
+			      "active device %s", info->domain_attr->name);
+	}
+	fi_freeinfo(info);
+
+	/* Node as an FI_ADDR_STR address. */
+	snprintf(node, sizeof(node), "fi_sockaddr_in://%s:7472", addr0);
+	CHECK(fi_getinfo(V117, node, NULL, FI_SOURCE, h, &info) == 0 &&
+	      info && is_addr(info->src_addr, info->src_addrlen, addr0, 7472),
+	      "FI_ADDR_STR node");
+	fi_freeinfo(info);
+	CHECK(fi_getinfo(V117, node, "1", FI_SOURCE, h, &info) == -FI_ENODATA,
+	      "FI_ADDR_STR node with a service");
+
+	/* Addresses given only in the hints. */
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	inet_pton(AF_INET, addr0, &sin.sin_addr);
+	h->src_addr = &sin;
+	h->src_addrlen = sizeof(sin);
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 &&
+	      count(info) == 1 && is_addr(info->src_addr, info->src_addrlen,
+					  addr0, 0), "hints src_addr");
+	if (info && dev0)
+		CHECK(!strcmp(info->domain_attr->name, dev0), "hints src dev");
+	fi_freeinfo(info);
+	h->src_addr = NULL;
+	h->src_addrlen = 0;
+	sin.sin_port = htons(7473);
+	h->dest_addr = &sin;
+	h->dest_addrlen = sizeof(sin);
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 &&
+	      count(info) == 1 && is_addr(info->dest_addr, info->dest_addrlen,
+					  addr0, 7473) && info->src_addr,
+	      "hints dest_addr");
+	fi_freeinfo(info);
+	h->dest_addr = NULL;
+	h->dest_addrlen = 0;
+
+	/* A bare service is a port to listen on, on every device. */
+	CHECK(fi_getinfo(V117, NULL, "7474", FI_SOURCE, h, &info) == 0,
+	      "wildcard");
+	ndevs_seen = count(info);
+	CHECK(ndevs_seen == ndev, "one per device: %d of %d", ndevs_seen, ndev);
+	for (struct fi_info *fi = info; fi; fi = fi->next)
+		CHECK(fi->src_addr && is_wildcard(fi->src_addr) &&
+		      port_of(fi->src_addr) == 7474 && !fi->dest_addr,
+		      "wildcard src");
+	fi_freeinfo(info);
+	CHECK(fi_getinfo(V117, NULL, "7474", 0, h, &info) == 0 &&
+	      count(info) == ndevs_seen, "service only, no FI_SOURCE");
+	fi_freeinfo(info);
+
+	/* Family and name restrictions. */
+	h->addr_format = FI_SOCKADDR_IN6;
+	CHECK(fi_getinfo(V117, addr0, "7471", FI_NUMERICHOST, h, &info) ==
+	      -FI_ENODATA, "IPv6 asked, IPv4 node");
+	h->addr_format = FI_SOCKADDR_IN;
+	CHECK(fi_getinfo(V117, addr0, "7471", FI_NUMERICHOST, h, &info) == 0 &&
+	      info && info->addr_format == FI_SOCKADDR_IN, "IPv4 asked");
+	fi_freeinfo(info);
+	h->addr_format = FI_FORMAT_UNSPEC;
+	CHECK(fi_getinfo(V117, "localhost", "7471", FI_NUMERICHOST, h, &info) ==
+	      -FI_ENODATA, "FI_NUMERICHOST with a name");
+	/* TEST-NET-2: no route, so no device. */
+	CHECK(fi_getinfo(V117, "198.51.100.1", "7471", FI_NUMERICHOST, h,
+			 &info) == -FI_ENODATA, "unroutable peer");
+	fi_freeinfo(h);
+}
+
+static void test_hints(void)
+{
+	struct fi_info *h = hints_rma(), *info = NULL;
+	int all;
+
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0, "base");
+	all = count(info);
+	if (info && info->domain_attr->threading == FI_THREAD_DOMAIN) {
+		h->domain_attr->threading = FI_THREAD_SAFE;
+		CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA,
+		      "FI_THREAD_SAFE on a FI_THREAD_DOMAIN build");
+		h->domain_attr->threading = FI_THREAD_DOMAIN;
+	}
+	fi_freeinfo(info);
+
+	if (dev0) {
+		h->domain_attr->name = strdup(dev0);
+		CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0, "by name");
+		for (struct fi_info *fi = info; fi; fi = fi->next)
+			CHECK(!strcmp(fi->domain_attr->name, dev0), "name kept");
+		CHECK(count(info) <= all, "subset");
+		fi_freeinfo(info);
+		free(h->domain_attr->name);
+	}
+	h->domain_attr->name = strdup("nope0");
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA,
+	      "unknown domain");
+	free(h->domain_attr->name);
+	h->domain_attr->name = NULL;
+
+	h->tx_attr->size = 100;
+	h->tx_attr->inject_size = 16;
+	h->rx_attr->iov_limit = 2;
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 && info &&
+	      info->tx_attr->size == 100 && info->tx_attr->inject_size == 16 &&
+	      info->rx_attr->iov_limit == 2 && info->rx_attr->size == 384,
+	      "hint sizes");
+	fi_freeinfo(info);
+	h->tx_attr->size = 1U << 30;
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA,
+	      "too deep");
+	h->tx_attr->size = 0;
+	h->tx_attr->inject_size = 1U << 20;
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA,
+	      "inject too big");
+	h->tx_attr->inject_size = 0;
+	h->rx_attr->iov_limit = 0;
+
+	h->ep_attr->type = FI_EP_RDM;
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA, "RDM");
+	h->ep_attr->type = FI_EP_UNSPEC;
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 &&
+	      count(info) == all && info->ep_attr->type == FI_EP_MSG,
+	      "UNSPEC");
+	fi_freeinfo(info);
+	h->ep_attr->type = FI_EP_MSG;
+
+	h->caps = FI_TAGGED;
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA,
+	      "tagged");
+	h->caps = FI_MSG;
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED;
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 && info &&
+	      info->domain_attr->mr_mode == (FI_MR_LOCAL | FI_MR_ALLOCATED) &&
+	      !(info->caps & FI_RMA), "messages only");
+	fi_freeinfo(info);
+
+	CHECK(fi_getinfo(V117, NULL, NULL, FI_PROV_ATTR_ONLY, NULL, &info) ==
+	      0 && count(info) == 1, "attr only");
+	fi_freeinfo(info);
+	fi_freeinfo(h);
+}
+
+static void test_env(void)
+{
+	struct fi_info *h = hints_rma(), *info = NULL;
+
+	setenv("FI_VERBS_TX_SIZE", "100", 1);
+	setenv("FI_VERBS_RX_IOV_LIMIT", "1", 1);
+	setenv("FI_VERBS_INLINE_SIZE", "32", 1);
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 && info &&
+	      info->tx_attr->size == 100 && info->rx_attr->iov_limit == 1 &&
+	      info->tx_attr->inject_size <= 32, "FI_VERBS_* defaults");
+	fi_freeinfo(info);
+	setenv("FI_VERBS_TX_SIZE", "-5", 1);
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 && info &&
+	      info->tx_attr->size == 384, "bad value ignored");
+	fi_freeinfo(info);
+	unsetenv("FI_VERBS_TX_SIZE");
+	unsetenv("FI_VERBS_RX_IOV_LIMIT");
+	unsetenv("FI_VERBS_INLINE_SIZE");
+
+	setenv("FI_VERBS_DEVICE_NAME", "nope", 1);
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA,
+	      "FI_VERBS_DEVICE_NAME filters");
+	unsetenv("FI_VERBS_DEVICE_NAME");
+
+	if (netdev0 && dev0) {
+		setenv("FI_VERBS_IFACE", netdev0, 1);
+		CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0, "iface");
+		for (struct fi_info *fi = info; fi; fi = fi->next)
+			CHECK(!strcmp(fi->domain_attr->name, dev0),
+			      "FI_VERBS_IFACE=%s gave %s", netdev0,
+			      fi->domain_attr->name);
+		fi_freeinfo(info);
+		unsetenv("FI_VERBS_IFACE");
+	}
+	fi_freeinfo(h);
+}
+
+int main(void)
+{
+	struct ibv_device **list;
+	int n = 0;
+
+	list = ibv_get_device_list(&n);
+	for (int i = 0; list && i < n && ndev < 16; i++) {
+		struct ibv_context *ctx = ibv_open_device(list[i]);
+		struct ibv_port_attr pa;
+		int active = 0;
+
+		if (!ctx)
+			continue;
+		for (int p = 1; p <= 2; p++)
+			if (!ibv_query_port(ctx, (uint8_t)p, &pa) &&
+			    pa.state == IBV_PORT_ACTIVE)
+				active = 1;
+		ibv_close_device(ctx);
+		if (active)
+			snprintf(devnames[ndev++], sizeof(devnames[0]), "%s",
+				 ibv_get_device_name(list[i]));
+	}
+	if (list)
+		ibv_free_device_list(list);
+	if (!ndev) {
+		printf("SKIP: no verbs device with an active port\n");
+		return 77;
+	}
+	addr0 = getenv("FD_RXE_ADDR0");
+	dev0 = getenv("FD_RXE_DEV0");
+	netdev0 = getenv("FD_RXE_NETDEV0");
+
+	test_list();
+	test_rx_cq_data();
+	test_addresses();
+	test_hints();
+	test_env();
+
+	if (failures) {
+		printf("test_getinfo: %d failures\n", failures);
+		return 1;
+	}
+	printf("test_getinfo: ok (%d device%s)\n", ndev, ndev > 1 ? "s" : "");
+	return 0;
+}
