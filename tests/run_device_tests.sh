@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Run the device tests (ctest label "device") of each build directory given,
+# where a verbs device exists (normally inside tests/rxe/run). Fails when a
+# device test failed, was skipped or when none ran: a green run that skipped
+# them would prove nothing.
+set -uo pipefail
+
+status=0
+for dir in "$@"; do
+  log=$(mktemp)
+  echo "=== device tests in $dir"
+  ctest --test-dir "$dir" -L device --output-on-failure --timeout 300 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  ran=$(sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL: device tests failed in $dir"
+    status=1
+  elif grep -q -E '\*\*\*Skipped|Not Run|Disabled' "$log"; then
+    echo "FAIL: device tests were skipped in $dir (no verbs device?)"
+    status=1
+  elif [ -z "$ran" ] || [ "$ran" -eq 0 ]; then
+    echo "FAIL: no device test ran in $dir"
+    status=1
+  else
+    echo "=== $ran device tests passed in $dir"
+  fi
+  rm -f "$log"
+done
+exit $status
