@@ -61,14 +61,25 @@ class Header:
         return "fi_direct.h" if self.name == "-" else "fi_direct_%s.h" % self.name
 
 
+class EpType:
+    def __init__(self, name, macro, kind):
+        self.name, self.macro, self.kind = name, macro, kind
+
+
 def parse_spec(text):
     headers = []
+    eptypes = [EpType("msg", None, "FDV_EP_KIND_MSG")]
     cur = None
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
         words = line.split()
+        if words[0] == "@eptype":
+            if len(words) != 4:
+                raise GenError("%s:%d: @eptype NAME CONFIG-MACRO KIND" % (SPEC, n))
+            eptypes.append(EpType(*words[1:]))
+            continue
         if words[0] == "@header":
             if len(words) < 4:
                 raise GenError("%s:%d: @header NAME PUBLIC GUARD [INCLUDES]" % (SPEC, n))
@@ -87,7 +98,13 @@ def parse_spec(text):
         if call in cur.calls:
             raise GenError("%s:%d: %s listed twice" % (SPEC, n, call))
         cur.calls[call] = impls
-    return headers
+    known = {t.name for t in eptypes}
+    for h in headers:
+        for call, impls in h.calls.items():
+            for t in impls:
+                if t is not None and t not in known:
+                    raise GenError("%s: %s: unknown endpoint type %s" % (SPEC, call, t))
+    return headers, eptypes
 
 
 # --------------------------------------------------------------------------
@@ -221,17 +238,58 @@ def enosys_body(func):
     return "\n".join(lines)
 
 
-def impl_body(func, impls):
-    if len(impls) != 1:
-        raise GenError("%s: one implementation per call for now (endpoint types "
-                       "compiled in: msg)" % func.name)
-    impl = next(iter(impls.values()))
+def is_ep_call(func):
+    types = func.param_types()
+    return bool(types) and re.fullmatch(r"struct\s+fid_ep\s*\*", types[0]) is not None
+
+
+def call_impl(func, impl):
     if impl == "enosys":
-        return enosys_body(func)
-    return "\treturn %s(%s);" % (impl, ", ".join(func.param_names()))
+        return "return -FI_ENOSYS;"
+    return "return %s(%s);" % (impl, ", ".join(func.param_names()))
 
 
-def direct_header(h, public_text):
+def impl_body(func, impls, eptypes):
+    """Body of a direct wrapper. Endpoint calls dispatch on the endpoint's
+    kind for every extra endpoint type compiled in; a type without an
+    implementation of the call answers -FI_ENOSYS."""
+    if not is_ep_call(func):
+        if list(impls) != [None]:
+            raise GenError("%s: endpoint types given for a call that takes no endpoint" % func.name)
+        impl = impls[None]
+        return enosys_body(func) if impl == "enosys" else "\t" + call_impl(func, impl)
+    if None in impls:
+        raise GenError("%s: endpoint calls name their endpoint type (msg=...)" % func.name)
+    if "msg" not in impls:
+        raise GenError("%s: no msg implementation" % func.name)
+    lines = ["\t(void)%s;" % n for n in func.param_names()] if impls["msg"] == "enosys" else []
+    ep = func.param_names()[0]
+    for t in eptypes[1:]:
+        lines.append("#if %s" % t.macro)
+        lines.append("\tif (fdv_ep_kind(%s) == %s)" % (ep, t.kind))
+        lines.append("\t\t" + call_impl(func, impls.get(t.name, "enosys")))
+        lines.append("#endif")
+    lines.append("\t" + call_impl(func, impls["msg"]))
+    return "\n".join(lines)
+
+
+def include_lines(includes, eptypes):
+    """#include lines; TYPE:header includes only when TYPE is compiled in."""
+    macros = {t.name: t.macro for t in eptypes}
+    out = []
+    for inc in includes:
+        t, _, hdr = inc.rpartition(":")
+        if t:
+            if t not in macros or macros[t] is None:
+                raise GenError("include %s: unknown endpoint type %s" % (inc, t))
+            out += ["#include <fdv/fdv_config.h>", "#if %s" % macros[t],
+                    "#include <%s>" % hdr, "#endif"]
+        else:
+            out.append("#include <%s>" % hdr)
+    return out
+
+
+def direct_header(h, public_text, eptypes):
     pub_guard = include_guard(public_text, h.public)
     out = [banner("/*", "*/"), ""]
     own = "FD_DIRECT_%s_H" % (h.name.upper() if h.name != "-" else "FABRIC")
@@ -260,7 +318,7 @@ def direct_header(h, public_text):
         if f.name in h.calls:
             dispatch_of(f)  # the body must be the plain dispatch we replace
             pieces.append(clean[pos:f.body_start])
-            pieces.append("{\n%s\n}" % impl_body(f, h.calls[f.name]))
+            pieces.append("{\n%s\n}" % impl_body(f, h.calls[f.name], eptypes))
             pos = f.end
     pieces.append(clean[pos:])
     body = "".join(pieces)
@@ -277,8 +335,7 @@ def direct_header(h, public_text):
     out.append("")
     out.append("#define %s" % h.guard)
     out.append("")
-    for inc in h.includes:
-        out.append("#include <%s>" % inc)
+    out.extend(include_lines(h.includes, eptypes))
     out.append("")
     out.append("#ifdef __cplusplus")
     out.append('extern "C" {')
@@ -295,10 +352,10 @@ def direct_header(h, public_text):
     return "\n".join(out) + "\n"
 
 
-def ops_c(headers, public_texts):
+def ops_c(headers, public_texts, eptypes):
     all_text = "\n".join(public_texts.values())
     tables = {}    # (ep_type, struct) -> {field: impl}
-    stubs = []     # (func) needing an out-of-line -FI_ENOSYS function
+    stubs = {}     # func name -> (func, endpoint types whose table uses its stub)
     includes = []
     for h in headers:
         if h.guard is None:
@@ -314,11 +371,14 @@ def ops_c(headers, public_texts):
             struct = OPS_STRUCTS.get((obj, member))
             if struct is None:
                 raise GenError("%s: no ops table known for %s->%s" % (call, obj, member))
+            if is_ep_call(f):
+                impls = dict(impls)
+                for t in eptypes[1:]:
+                    impls.setdefault(t.name, "enosys")
             for ep_type, impl in impls.items():
                 if impl == "enosys":
                     impl = "fdv_enosys_%s" % call[3:]
-                    if f not in stubs:
-                        stubs.append(f)
+                    stubs.setdefault(f.name, (f, set()))[1].add(ep_type)
                 tables.setdefault((ep_type, struct), {})[field] = impl
     out = [banner("/*", "*/"), ""]
     out.append("/* The ops tables an object hands out in the OFF build (and to programs")
@@ -327,16 +387,23 @@ def ops_c(headers, public_texts):
     out.append("")
     for pub in ("fi_endpoint.h", "fi_rma.h", "fi_atomic.h", "fi_tagged.h", "fi_eq.h"):
         out.append("#include <rdma/%s>" % pub)
-    for inc in includes:
-        out.append("#include <%s>" % inc)
+    out.extend(include_lines(includes, eptypes))
     out.append('#include "fdv_ops.h"')
     out.append("")
-    for f in stubs:
+    macros = {t.name: t.macro for t in eptypes}
+    for f, users in stubs.values():
+        # A stub only optional endpoint types use exists only with them.
+        conds = {macros.get(u) for u in users}
+        guard = None if None in conds else " || ".join(sorted(conds))
         params = ", ".join(split_params(f.params))
+        if guard:
+            out.append("#if %s" % guard)
         out.append("static %s fdv_enosys_%s(%s)" % (f.ret, f.name[3:], params))
         out.append("{")
         out.append(enosys_body(f))
         out.append("}")
+        if guard:
+            out.append("#endif")
         out.append("")
     for (ep_type, struct), fields in sorted(tables.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         want = ops_fields(all_text, struct)
@@ -345,25 +412,30 @@ def ops_c(headers, public_texts):
             raise GenError("%s: no implementation for %s in gen/api.spec"
                            % (struct, ", ".join(missing)))
         name = "fdv_%s_ops_%s" % (ep_type, struct[7:]) if ep_type else "fdv_ops_%s" % struct[7:]
+        macro = next((t.macro for t in eptypes if t.name == ep_type), None)
+        if macro:
+            out.append("#if %s" % macro)
         out.append("struct %s %s = {" % (struct, name))
         out.append("\t.size = sizeof(struct %s)," % struct)
         for fl in want:
             out.append("\t.%s = %s," % (fl, fields[fl]))
         out.append("};")
+        if macro:
+            out.append("#endif")
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
 
 def generate():
-    headers = parse_spec(read(SPEC))
+    headers, eptypes = parse_spec(read(SPEC))
     public_texts = {}
     for h in headers:
         if h.public not in public_texts:
             public_texts[h.public] = read("include/rdma/%s" % h.public)
     outputs = {}
     for h in headers:
-        outputs["%s/%s" % (DIRECT_DIR, h.filename)] = direct_header(h, public_texts[h.public])
-    outputs[OPS_C] = ops_c(headers, public_texts)
+        outputs["%s/%s" % (DIRECT_DIR, h.filename)] = direct_header(h, public_texts[h.public], eptypes)
+    outputs[OPS_C] = ops_c(headers, public_texts, eptypes)
     return outputs
 
 

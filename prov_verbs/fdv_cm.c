@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "fdv_internal.h"
+#if FDV_EP_RSTREAM
+#include "fdr.h"
+#endif
 
 /* ---- CM private data: [length byte][user bytes], as upstream frames it ---- */
 
@@ -429,6 +432,10 @@ int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 
 	if (!fabric || !info || !pep_out)
 		return -FI_EINVAL;
+#if FDV_EP_RSTREAM
+	if (info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)
+		return fdr_pep_open(fabric, info, pep_out, context);
+#endif
 	if (info->ep_attr && info->ep_attr->type != FI_EP_MSG &&
 	    info->ep_attr->type != FI_EP_UNSPEC)
 		return -FI_EINVAL;

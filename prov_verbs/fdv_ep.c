@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "fdv_internal.h"
+#if FDV_EP_RSTREAM
+#include "fdr.h"
+#endif
 
 /* How long fi_endpoint waits for rdma_cm to resolve the peer's address and
  * route; resolution is local (ARP/neighbour) so this is generous. */
@@ -331,6 +334,10 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 
 	if (!domain || !info || !ep_out)
 		return -FI_EINVAL;
+#if FDV_EP_RSTREAM
+	if (info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)
+		return fdr_ep_open(domain, info, ep_out, context);
+#endif
 	if (info->ep_attr && info->ep_attr->type != FI_EP_MSG &&
 	    info->ep_attr->type != FI_EP_UNSPEC)
 		return -FI_EINVAL;

@@ -103,6 +103,74 @@ int fdv_eq_push_error(struct fdv_eq *eq, struct fid *fid, void *context,
 	return 0;
 }
 
+/* Layers built on this EQ (rstream) move their own state machines when the
+ * application reads: each registered hook runs first, outside the lock, and
+ * may queue entries with fi_eq_write / fdv_eq_write_error. */
+static void fdv_eq_run_hooks(struct fdv_eq *eq)
+{
+	struct fdv_eq_hook hooks[FDV_EQ_MAX_HOOKS];
+	int i, n;
+
+	pthread_mutex_lock(&eq->lock);
+	n = eq->nhooks;
+	memcpy(hooks, eq->hooks, sizeof(hooks[0]) * (size_t)n);
+	pthread_mutex_unlock(&eq->lock);
+	for (i = 0; i < n; i++)
+		hooks[i].fn(hooks[i].arg);
+}
+
+int fdv_eq_add_hook(struct fdv_eq *eq, void (*fn)(void *arg), void *arg, int fd)
+{
+	struct epoll_event ev;
+	int ret = 0;
+
+	pthread_mutex_lock(&eq->lock);
+	if (eq->nhooks == FDV_EQ_MAX_HOOKS) {
+		ret = -FI_ENOSPC;
+	} else {
+		memset(&ev, 0, sizeof(ev));
+		ev.events = EPOLLIN;
+		if (fd >= 0 && epoll_ctl(eq->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			ret = -fdv_errno_to_fi(errno);
+		} else {
+			eq->hooks[eq->nhooks].fn = fn;
+			eq->hooks[eq->nhooks].arg = arg;
+			eq->hooks[eq->nhooks].fd = fd;
+			eq->nhooks++;
+		}
+	}
+	pthread_mutex_unlock(&eq->lock);
+	return ret;
+}
+
+void fdv_eq_del_hook(struct fdv_eq *eq, void *arg)
+{
+	int i;
+
+	pthread_mutex_lock(&eq->lock);
+	for (i = 0; i < eq->nhooks; i++) {
+		if (eq->hooks[i].arg != arg)
+			continue;
+		if (eq->hooks[i].fd >= 0)
+			epoll_ctl(eq->epfd, EPOLL_CTL_DEL, eq->hooks[i].fd, NULL);
+		eq->hooks[i] = eq->hooks[--eq->nhooks];
+		break;
+	}
+	pthread_mutex_unlock(&eq->lock);
+}
+
+int fdv_eq_write_error(struct fdv_eq *eq, struct fid *fid, void *context,
+		       int err, int prov_errno, const void *err_data,
+		       size_t err_len)
+{
+	int ret;
+
+	pthread_mutex_lock(&eq->lock);
+	ret = fdv_eq_push_error(eq, fid, context, err, prov_errno, err_data, err_len);
+	pthread_mutex_unlock(&eq->lock);
+	return ret;
+}
+
 /* Take every pending rdma_cm event off the channel. Lock held. */
 static void fdv_eq_pump(struct fdv_eq *eq)
 {
@@ -130,6 +198,7 @@ static ssize_t fdv_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 	if (flags & ~FI_PEEK)
 		return -FI_EBADFLAGS;
 	eq = fdv_eq_of(eq_fid);
+	fdv_eq_run_hooks(eq);
 	pthread_mutex_lock(&eq->lock);
 	fdv_eq_pump(eq);
 	fdv_eq_release_last_err(eq);
@@ -171,6 +240,7 @@ static ssize_t fdv_eq_readerr(struct fid_eq *eq_fid, struct fi_eq_err_entry *buf
 		user_data = buf->err_data;
 		user_size = buf->err_data_size;
 	}
+	fdv_eq_run_hooks(eq);
 	pthread_mutex_lock(&eq->lock);
 	fdv_eq_pump(eq);
 	fdv_eq_release_last_err(eq);
@@ -286,6 +356,7 @@ int fdv_eq_trywait(struct fdv_eq *eq)
 {
 	int ret;
 
+	fdv_eq_run_hooks(eq);
 	pthread_mutex_lock(&eq->lock);
 	fdv_eq_pump(eq);
 	ret = eq->head ? -FI_EAGAIN : 0;

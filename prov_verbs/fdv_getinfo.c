@@ -30,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -128,8 +129,11 @@ static size_t fdv_param_size(const char *name, size_t def, size_t min,
 	if (ret)
 		return def;
 	if (v < 0 || (size_t)v < min || (size_t)v > max) {
-		FD_WARN(FD_LOG_CORE, "FI_VERBS_%s=%d out of range "
-			"[%zu, %zu], using %zu", name, v, min, max, def);
+		char env[64];
+
+		fd_param_env_name(FDV_PROV_NAME, name, env, sizeof(env));
+		FD_WARN(FD_LOG_CORE, "%s=%d out of range [%zu, %zu], using %zu",
+			env, v, min, max, def);
 		return def;
 	}
 	return (size_t)v;
@@ -288,6 +292,105 @@ static uint32_t fdv_probe_inline(struct ibv_context *ctx,
 	return best;
 }
 
+/* Data rate of one lane in bit/s (after line coding), by IB speed code. */
+static uint64_t fdv_lane_rate(uint8_t speed)
+{
+	switch (speed) {
+	case 1:		return 2000000000ULL;	/* SDR */
+	case 2:		return 4000000000ULL;	/* DDR */
+	case 4:		return 8000000000ULL;	/* QDR */
+	case 8:		return 10000000000ULL;	/* FDR10 */
+	case 16:	return 13636363636ULL;	/* FDR */
+	case 32:	return 25000000000ULL;	/* EDR */
+	case 64:	return 50000000000ULL;	/* HDR */
+	case 128:	return 100000000000ULL;	/* NDR */
+	default:	return 0;
+	}
+}
+
+static unsigned int fdv_lanes(uint8_t width)
+{
+	switch (width) {
+	case 1:		return 1;
+	case 16:	return 2;
+	case 2:		return 4;
+	case 4:		return 8;
+	case 8:		return 12;
+	default:	return 0;
+	}
+}
+
+static size_t fdv_mtu_bytes(enum ibv_mtu mtu)
+{
+	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ?
+	       (size_t)128 << mtu : 0;
+}
+
+/* The PCI function behind a device, from its sysfs link; rxe has none. */
+static void fdv_pci_bus(const char *name, struct fi_bus_attr *bus)
+{
+	char path[256], target[256], *base;
+	unsigned int dom, b, d, f;
+	ssize_t n;
+
+	bus->bus_type = FI_BUS_UNKNOWN;
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", name);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return;
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (sscanf(base, "%x:%x:%x.%x", &dom, &b, &d, &f) != 4)
+		return;
+	bus->bus_type = FI_BUS_PCI;
+	bus->attr.pci.domain_id = (uint16_t)dom;
+	bus->attr.pci.bus_id = (uint8_t)b;
+	bus->attr.pci.device_id = (uint8_t)d;
+	bus->attr.pci.function_id = (uint8_t)f;
+}
+
+/* fi_info->nic: what the device and its active port look like. */
+static struct fid_nic *fdv_build_nic(const struct fdv_device_info *dev)
+{
+	const struct ibv_device_attr *da = &dev->attr;
+	const struct ibv_port_attr *pa = &dev->port_attr;
+	struct fid_nic *nic = fd_nic_alloc();
+	struct fi_device_attr *d;
+	int ok;
+
+	if (!nic)
+		return NULL;
+	d = nic->device_attr;
+	ok = asprintf(&d->device_id, "0x%04x", da->vendor_part_id) >= 0;
+	if (!ok)
+		d->device_id = NULL;
+	if (asprintf(&d->vendor_id, "0x%04x", da->vendor_id) < 0) {
+		d->vendor_id = NULL;
+		ok = 0;
+	}
+	if (asprintf(&d->device_version, "%u", da->hw_ver) < 0) {
+		d->device_version = NULL;
+		ok = 0;
+	}
+	d->name = strdup(dev->name);
+	d->firmware = strdup(da->fw_ver);
+	nic->link_attr->network_type =
+		strdup(dev->link_layer == IBV_LINK_LAYER_ETHERNET ?
+		       "Ethernet" : "InfiniBand");
+	if (!ok || !d->name || !d->firmware || !nic->link_attr->network_type) {
+		nic->fid.ops->close(&nic->fid);
+		return NULL;
+	}
+	nic->link_attr->mtu = fdv_mtu_bytes(pa->active_mtu);
+	nic->link_attr->speed = (size_t)(fdv_lane_rate(pa->active_speed) *
+					 fdv_lanes(pa->active_width));
+	nic->link_attr->state = pa->state == IBV_PORT_ACTIVE ? FI_LINK_UP :
+				FI_LINK_DOWN;
+	fdv_pci_bus(dev->name, nic->bus_attr);
+	return nic;
+}
+
 static struct fi_info *fdv_build_template(struct fdv_device_info *dev)
 {
 	const struct ibv_device_attr *da = &dev->attr;
@@ -327,7 +430,8 @@ static struct fi_info *fdv_build_template(struct fdv_device_info *dev)
 		snprintf(name, sizeof(name), FDV_IB_FABRIC_PREFIX "%" PRIx64,
 			 (uint64_t)be64toh(dev->gid.global.subnet_prefix));
 	fi->fabric_attr->name = strdup(name);
-	if (!fi->domain_attr->name || !fi->fabric_attr->name)
+	fi->nic = fdv_build_nic(dev);
+	if (!fi->domain_attr->name || !fi->fabric_attr->name || !fi->nic)
 		goto err;
 	return fi;
 err:

@@ -66,6 +66,14 @@ struct fdv_eq_entry {
 					 * or the error's err_data */
 };
 
+#define FDV_EQ_MAX_HOOKS 64
+
+struct fdv_eq_hook {
+	void (*fn)(void *arg);
+	void *arg;
+	int fd;		/* added to the EQ's wait fd, or -1 */
+};
+
 struct fdv_eq {
 	struct fid_eq eq_fid;
 	struct fdv_fabric *fabric;
@@ -76,6 +84,8 @@ struct fdv_eq {
 	pthread_mutex_t lock;
 	struct fdv_eq_entry *head, *tail;
 	struct fdv_eq_entry *last_err;	/* handed out by readerr; freed on next read */
+	struct fdv_eq_hook hooks[FDV_EQ_MAX_HOOKS];
+	int nhooks;
 	atomic_int refs;
 };
 
@@ -158,6 +168,13 @@ int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 int fdv_eq_attach(struct fdv_eq *eq, struct rdma_cm_id *id);
 void fdv_eq_forget(struct fdv_eq *eq, const struct fid *fid);
 int fdv_eq_trywait(struct fdv_eq *eq);
+/* For layers on top (rstream): a hook runs before every EQ read, and its
+ * fd (if >= 0) wakes fi_eq_sread and the EQ's FI_GETWAIT fd. */
+int fdv_eq_add_hook(struct fdv_eq *eq, void (*fn)(void *arg), void *arg, int fd);
+void fdv_eq_del_hook(struct fdv_eq *eq, void *arg);
+int fdv_eq_write_error(struct fdv_eq *eq, struct fid *fid, void *context,
+		       int err, int prov_errno, const void *err_data,
+		       size_t err_len);
 /* Queueing, with the EQ lock held (from fdv_cm_handle_event). */
 int fdv_eq_push_event(struct fdv_eq *eq, uint32_t event, const void *data,
 		      size_t len);

@@ -18,6 +18,442 @@
 #include <fdv/fdv_ep.h>
 #include "fdv_ops.h"
 
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)dest_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)dest_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)data;
+	(void)dest_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)dest_addr;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)data;
+	(void)dest_addr;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_recv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)src_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src_addr, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)src_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_recvmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)src_addr;
+	(void)addr;
+	(void)key;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_readv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)src_addr;
+	(void)addr;
+	(void)key;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_write(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_writev(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_inject_write(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t addr, uint64_t key)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)data;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_inject_writedata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)data;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_atomic(struct fid_ep *ep, const void *buf, size_t count, void *desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_atomicmsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_inject_atomic(struct fid_ep *ep, const void *buf, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_fetch_atomic(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)result;
+	(void)result_desc;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_fetch_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, struct fi_ioc *resultv, void **result_desc, size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_fetch_atomicmsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_compare_atomic(struct fid_ep *ep, const void *buf, size_t count, void *desc, const void *compare, void *compare_desc, void *result, void *result_desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)compare;
+	(void)compare_desc;
+	(void)result;
+	(void)result_desc;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_compare_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, const struct fi_ioc *comparev, void **compare_desc, size_t compare_count, struct fi_ioc *resultv, void **result_desc, size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)comparev;
+	(void)compare_desc;
+	(void)compare_count;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)dest_addr;
+	(void)addr;
+	(void)key;
+	(void)datatype;
+	(void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static ssize_t fdv_enosys_compare_atomicmsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, const struct fi_ioc *comparev, void **compare_desc, size_t compare_count, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)comparev;
+	(void)compare_desc;
+	(void)compare_count;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static int fdv_enosys_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
+{
+	(void)ep;
+	(void)datatype;
+	(void)op;
+	(void)count;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static int fdv_enosys_fetch_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
+{
+	(void)ep;
+	(void)datatype;
+	(void)op;
+	(void)count;
+	return -FI_ENOSYS;
+}
+#endif
+
+#if FDV_EP_RSTREAM
+static int fdv_enosys_compare_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
+{
+	(void)ep;
+	(void)datatype;
+	(void)op;
+	(void)count;
+	return -FI_ENOSYS;
+}
+#endif
+
 static ssize_t fdv_enosys_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t tag, uint64_t ignore, void *context)
 {
 	(void)ep;
@@ -184,3 +620,67 @@ struct fi_ops_tagged fdv_msg_ops_tagged = {
 	.senddata = fdv_enosys_tsenddata,
 	.injectdata = fdv_enosys_tinjectdata,
 };
+
+#if FDV_EP_RSTREAM
+struct fi_ops_atomic fdv_rstream_ops_atomic = {
+	.size = sizeof(struct fi_ops_atomic),
+	.write = fdv_enosys_atomic,
+	.writev = fdv_enosys_atomicv,
+	.writemsg = fdv_enosys_atomicmsg,
+	.inject = fdv_enosys_inject_atomic,
+	.readwrite = fdv_enosys_fetch_atomic,
+	.readwritev = fdv_enosys_fetch_atomicv,
+	.readwritemsg = fdv_enosys_fetch_atomicmsg,
+	.compwrite = fdv_enosys_compare_atomic,
+	.compwritev = fdv_enosys_compare_atomicv,
+	.compwritemsg = fdv_enosys_compare_atomicmsg,
+	.writevalid = fdv_enosys_atomicvalid,
+	.readwritevalid = fdv_enosys_fetch_atomicvalid,
+	.compwritevalid = fdv_enosys_compare_atomicvalid,
+};
+#endif
+
+#if FDV_EP_RSTREAM
+struct fi_ops_msg fdv_rstream_ops_msg = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = fdv_enosys_recv,
+	.recvv = fdv_enosys_recvv,
+	.recvmsg = fdv_enosys_recvmsg,
+	.send = fdv_enosys_send,
+	.sendv = fdv_enosys_sendv,
+	.sendmsg = fdv_enosys_sendmsg,
+	.inject = fdv_enosys_inject,
+	.senddata = fdv_enosys_senddata,
+	.injectdata = fdv_enosys_injectdata,
+};
+#endif
+
+#if FDV_EP_RSTREAM
+struct fi_ops_rma fdv_rstream_ops_rma = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = fdv_enosys_read,
+	.readv = fdv_enosys_readv,
+	.readmsg = fdv_enosys_readmsg,
+	.write = fdv_enosys_write,
+	.writev = fdv_enosys_writev,
+	.writemsg = fdv_enosys_writemsg,
+	.inject = fdv_enosys_inject_write,
+	.writedata = fdv_enosys_writedata,
+	.injectdata = fdv_enosys_inject_writedata,
+};
+#endif
+
+#if FDV_EP_RSTREAM
+struct fi_ops_tagged fdv_rstream_ops_tagged = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = fdv_enosys_trecv,
+	.recvv = fdv_enosys_trecvv,
+	.recvmsg = fdv_enosys_trecvmsg,
+	.send = fdv_enosys_tsend,
+	.sendv = fdv_enosys_tsendv,
+	.sendmsg = fdv_enosys_tsendmsg,
+	.inject = fdv_enosys_tinject,
+	.senddata = fdv_enosys_tsenddata,
+	.injectdata = fdv_enosys_tinjectdata,
+};
+#endif

@@ -24,6 +24,10 @@ static inline ssize_t fi_atomic(struct fid_ep *ep, const void *buf,
 				enum fi_datatype datatype, enum fi_op op,
 				void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_write(ep, buf, count, desc, dest_addr, addr, key, datatype, op, context);
 }
 
@@ -33,6 +37,10 @@ static inline ssize_t fi_atomicv(struct fid_ep *ep, const struct fi_ioc *iov,
 				 uint64_t key, enum fi_datatype datatype,
 				 enum fi_op op, void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_writev(ep, iov, desc, count, dest_addr, addr, key, datatype, op, context);
 }
 
@@ -40,6 +48,10 @@ static inline ssize_t fi_atomicmsg(struct fid_ep *ep,
 				   const struct fi_msg_atomic *msg,
 				   uint64_t flags)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_writemsg(ep, msg, flags);
 }
 
@@ -49,6 +61,10 @@ static inline ssize_t fi_inject_atomic(struct fid_ep *ep, const void *buf,
 				       enum fi_datatype datatype,
 				       enum fi_op op)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_inject(ep, buf, count, dest_addr, addr, key, datatype, op);
 }
 
@@ -59,6 +75,10 @@ static inline ssize_t fi_fetch_atomic(struct fid_ep *ep, const void *buf,
 				      enum fi_datatype datatype, enum fi_op op,
 				      void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_readwrite(ep, buf, count, desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
 }
 
@@ -70,6 +90,10 @@ static inline ssize_t fi_fetch_atomicv(struct fid_ep *ep,
 				       uint64_t key, enum fi_datatype datatype,
 				       enum fi_op op, void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_readwritev(ep, iov, desc, count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
 }
 
@@ -79,6 +103,10 @@ static inline ssize_t fi_fetch_atomicmsg(struct fid_ep *ep,
 					 void **result_desc,
 					 size_t result_count, uint64_t flags)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_readwritemsg(ep, msg, resultv, result_desc, result_count, flags);
 }
 
@@ -91,6 +119,10 @@ static inline ssize_t fi_compare_atomic(struct fid_ep *ep, const void *buf,
 					enum fi_datatype datatype,
 					enum fi_op op, void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_compwrite(ep, buf, count, desc, compare, compare_desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
 }
 
@@ -108,6 +140,10 @@ static inline ssize_t fi_compare_atomicv(struct fid_ep *ep,
 					 enum fi_datatype datatype,
 					 enum fi_op op, void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_compwritev(ep, iov, desc, count, comparev, compare_desc, compare_count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
 }
 
@@ -120,12 +156,20 @@ static inline ssize_t fi_compare_atomicmsg(struct fid_ep *ep,
 					   void **result_desc,
 					   size_t result_count, uint64_t flags)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_compwritemsg(ep, msg, comparev, compare_desc, compare_count, resultv, result_desc, result_count, flags);
 }
 
 static inline int fi_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype,
 				 enum fi_op op, size_t *count)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_writevalid(ep, datatype, op, count);
 }
 
@@ -133,6 +177,10 @@ static inline int fi_fetch_atomicvalid(struct fid_ep *ep,
 				       enum fi_datatype datatype,
 				       enum fi_op op, size_t *count)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_readwritevalid(ep, datatype, op, count);
 }
 
@@ -140,6 +188,10 @@ static inline int fi_compare_atomicvalid(struct fid_ep *ep,
 					 enum fi_datatype datatype,
 					 enum fi_op op, size_t *count)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_atomic_compwritevalid(ep, datatype, op, count);
 }
 

@@ -147,6 +147,10 @@ static inline int fi_srx_context(struct fid_domain *domain,
 static inline ssize_t fi_recv(struct fid_ep *ep, void *buf, size_t len,
 			      void *desc, fi_addr_t src_addr, void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_msg_recv(ep, buf, len, desc, src_addr, context);
 }
 
@@ -154,18 +158,30 @@ static inline ssize_t fi_recvv(struct fid_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, fi_addr_t src_addr,
 			       void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_msg_recvv(ep, iov, desc, count, src_addr, context);
 }
 
 static inline ssize_t fi_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				 uint64_t flags)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_msg_recvmsg(ep, msg, flags);
 }
 
 static inline ssize_t fi_send(struct fid_ep *ep, const void *buf, size_t len,
 			      void *desc, fi_addr_t dest_addr, void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_msg_send(ep, buf, len, desc, dest_addr, context);
 }
 
@@ -173,18 +189,30 @@ static inline ssize_t fi_sendv(struct fid_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, fi_addr_t dest_addr,
 			       void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_msg_sendv(ep, iov, desc, count, dest_addr, context);
 }
 
 static inline ssize_t fi_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				 uint64_t flags)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_msg_sendmsg(ep, msg, flags);
 }
 
 static inline ssize_t fi_inject(struct fid_ep *ep, const void *buf, size_t len,
 				fi_addr_t dest_addr)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_msg_inject(ep, buf, len, dest_addr);
 }
 
@@ -192,6 +220,10 @@ static inline ssize_t fi_senddata(struct fid_ep *ep, const void *buf,
 				  size_t len, void *desc, uint64_t data,
 				  fi_addr_t dest_addr, void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_msg_senddata(ep, buf, len, desc, data, dest_addr, context);
 }
 
@@ -199,6 +231,10 @@ static inline ssize_t fi_injectdata(struct fid_ep *ep, const void *buf,
 				    size_t len, uint64_t data,
 				    fi_addr_t dest_addr)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_msg_injectdata(ep, buf, len, data, dest_addr);
 }
 

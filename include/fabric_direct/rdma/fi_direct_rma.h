@@ -22,6 +22,10 @@ static inline ssize_t fi_read(struct fid_ep *ep, void *buf, size_t len,
 			      void *desc, fi_addr_t src_addr, uint64_t addr,
 			      uint64_t key, void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_rma_read(ep, buf, len, desc, src_addr, addr, key, context);
 }
 
@@ -29,12 +33,20 @@ static inline ssize_t fi_readv(struct fid_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, fi_addr_t src_addr,
 			       uint64_t addr, uint64_t key, void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_rma_readv(ep, iov, desc, count, src_addr, addr, key, context);
 }
 
 static inline ssize_t fi_readmsg(struct fid_ep *ep,
 				 const struct fi_msg_rma *msg, uint64_t flags)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_rma_readmsg(ep, msg, flags);
 }
 
@@ -42,6 +54,10 @@ static inline ssize_t fi_write(struct fid_ep *ep, const void *buf, size_t len,
 			       void *desc, fi_addr_t dest_addr, uint64_t addr,
 			       uint64_t key, void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_rma_write(ep, buf, len, desc, dest_addr, addr, key, context);
 }
 
@@ -49,12 +65,20 @@ static inline ssize_t fi_writev(struct fid_ep *ep, const struct iovec *iov,
 				void **desc, size_t count, fi_addr_t dest_addr,
 				uint64_t addr, uint64_t key, void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_rma_writev(ep, iov, desc, count, dest_addr, addr, key, context);
 }
 
 static inline ssize_t fi_writemsg(struct fid_ep *ep,
 				  const struct fi_msg_rma *msg, uint64_t flags)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_rma_writemsg(ep, msg, flags);
 }
 
@@ -62,6 +86,10 @@ static inline ssize_t fi_inject_write(struct fid_ep *ep, const void *buf,
 				      size_t len, fi_addr_t dest_addr,
 				      uint64_t addr, uint64_t key)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_rma_inject(ep, buf, len, dest_addr, addr, key);
 }
 
@@ -70,6 +98,10 @@ static inline ssize_t fi_writedata(struct fid_ep *ep, const void *buf,
 				   fi_addr_t dest_addr, uint64_t addr,
 				   uint64_t key, void *context)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_rma_writedata(ep, buf, len, desc, data, dest_addr, addr, key, context);
 }
 
@@ -78,6 +110,10 @@ static inline ssize_t fi_inject_writedata(struct fid_ep *ep, const void *buf,
 					  fi_addr_t dest_addr, uint64_t addr,
 					  uint64_t key)
 {
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return fdv_rma_injectdata(ep, buf, len, data, dest_addr, addr, key);
 }
 

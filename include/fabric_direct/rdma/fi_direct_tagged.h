@@ -30,6 +30,10 @@ static inline ssize_t fi_trecv(struct fid_ep *ep, void *buf, size_t len,
 	(void)tag;
 	(void)ignore;
 	(void)context;
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return -FI_ENOSYS;
 }
 
@@ -45,6 +49,10 @@ static inline ssize_t fi_trecvv(struct fid_ep *ep, const struct iovec *iov,
 	(void)tag;
 	(void)ignore;
 	(void)context;
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return -FI_ENOSYS;
 }
 
@@ -55,6 +63,10 @@ static inline ssize_t fi_trecvmsg(struct fid_ep *ep,
 	(void)ep;
 	(void)msg;
 	(void)flags;
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return -FI_ENOSYS;
 }
 
@@ -69,6 +81,10 @@ static inline ssize_t fi_tsend(struct fid_ep *ep, const void *buf, size_t len,
 	(void)dest_addr;
 	(void)tag;
 	(void)context;
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return -FI_ENOSYS;
 }
 
@@ -83,6 +99,10 @@ static inline ssize_t fi_tsendv(struct fid_ep *ep, const struct iovec *iov,
 	(void)dest_addr;
 	(void)tag;
 	(void)context;
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return -FI_ENOSYS;
 }
 
@@ -93,6 +113,10 @@ static inline ssize_t fi_tsendmsg(struct fid_ep *ep,
 	(void)ep;
 	(void)msg;
 	(void)flags;
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return -FI_ENOSYS;
 }
 
@@ -104,6 +128,10 @@ static inline ssize_t fi_tinject(struct fid_ep *ep, const void *buf,
 	(void)len;
 	(void)dest_addr;
 	(void)tag;
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return -FI_ENOSYS;
 }
 
@@ -120,6 +148,10 @@ static inline ssize_t fi_tsenddata(struct fid_ep *ep, const void *buf,
 	(void)dest_addr;
 	(void)tag;
 	(void)context;
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return -FI_ENOSYS;
 }
 
@@ -133,6 +165,10 @@ static inline ssize_t fi_tinjectdata(struct fid_ep *ep, const void *buf,
 	(void)data;
 	(void)dest_addr;
 	(void)tag;
+#if FDV_EP_RSTREAM
+	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
+		return -FI_ENOSYS;
+#endif
 	return -FI_ENOSYS;
 }
 

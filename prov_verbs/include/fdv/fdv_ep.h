@@ -21,8 +21,28 @@ FDV_EXTERN_C_BEGIN
 /* verbs carries lengths in 32 bits and RC messages up to 2 GiB. */
 #define FDV_MAX_MSG_SIZE ((size_t)1 << 31)
 
+/* Endpoint kinds one library serves. Every endpoint object starts with
+ * the public fid_ep followed by its kind (struct fdv_ep_head), so a direct
+ * wrapper compiled for more than one kind tells them apart with one load;
+ * with one kind compiled in, the test is not compiled at all. */
+enum fdv_ep_kind {
+	FDV_EP_KIND_MSG = 0,
+	FDV_EP_KIND_STREAM = 1,	/* rstream: FI_EP_SOCK_STREAM */
+};
+
+struct fdv_ep_head {
+	struct fid_ep ep_fid;
+	uint32_t kind;
+};
+
+FDV_INLINE uint32_t fdv_ep_kind(struct fid_ep *ep_fid)
+{
+	return fdv_container_of(ep_fid, struct fdv_ep_head, ep_fid)->kind;
+}
+
 struct fdv_ep {
 	struct fid_ep ep_fid;	/* first: the application holds &ep_fid */
+	uint32_t kind;		/* FDV_EP_KIND_MSG; as in struct fdv_ep_head */
 	/* Set once the connection is established and cleared when it ends:
 	 * sends on anything else fail before reaching the device. */
 	struct ibv_qp *qp_tx;
@@ -37,7 +57,6 @@ struct fdv_ep {
 	uint32_t unsignaled;	/* posted since the last signaled request */
 	uint32_t tx_iov_limit;
 	uint32_t rx_iov_limit;
-	uint32_t pad;
 	/* FI_COMPLETION when every transmit (receive) op completes: no
 	 * FI_SELECTIVE_COMPLETION, or op_flags asked for it. */
 	uint64_t tx_comp;
