@@ -290,3 +290,271 @@ int fdt_check(const void *buf, size_t len, uint32_t seed)
 	}
 	return 1;
 }
+
+/* ---- RMA and multi-connection helpers ---- */
+
+static void fdt_put_be64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint64_t fdt_get_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+void fdt_region_pack(void *wire, const void *buf, size_t len, struct fid_mr *mr)
+{
+	uint8_t *p = wire;
+
+	fdt_put_be64(p, (uint64_t)(uintptr_t)buf);
+	fdt_put_be64(p + 8, fi_mr_key(mr));
+	fdt_put_be64(p + 16, (uint64_t)len);
+}
+
+void fdt_region_unpack(struct fdt_region *r, const void *wire)
+{
+	const uint8_t *p = wire;
+
+	r->addr = fdt_get_be64(p);
+	r->key = fdt_get_be64(p + 8);
+	r->len = fdt_get_be64(p + 16);
+}
+
+size_t fdt_client_connect_reply(struct fdt_side *side, const struct fdt_cm_data *data,
+				void *reply, size_t reply_max, fdt_hook pre, void *arg)
+{
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + 256];
+	struct fi_eq_cm_entry *entry = (struct fi_eq_cm_entry *)buf;
+	size_t got;
+	ssize_t n;
+
+	fdt_open_ep(side, side->info);
+	if (pre)
+		pre(side, arg);
+	FDT_OK(fi_connect(side->ep, side->info->dest_addr,
+			  data ? data->data : NULL, data ? data->len : 0));
+	n = fdt_wait_event(side, FI_CONNECTED, buf, sizeof(buf));
+	FDT_ASSERT(entry->fid == &side->ep->fid, "CONNECTED fid is not the ep");
+	got = (size_t)n - sizeof(*entry);
+	if (reply)
+		memcpy(reply, entry->data, got < reply_max ? got : reply_max);
+	return got;
+}
+
+int fdt_run_multi(struct fi_info *hints, fdt_fn server, fdt_fn client,
+		  int nclients, void *arg)
+{
+	const char *addr = fdt_addr();
+	struct sockaddr_storage ss;
+	size_t sslen = sizeof(ss);
+	struct fdt_side srv;
+	char port[16] = "";
+	int pfd[8][2], status, rc, worst = 0;
+	pid_t pid[8];
+
+	FDT_ASSERT(nclients > 0 && nclients <= 8, "1..8 clients, not %d", nclients);
+	fflush(NULL);
+	/* Every fork before the server touches the device (see fdt_run_pair). */
+	for (int i = 0; i < nclients; i++) {
+		if (pipe(pfd[i]))
+			FDT_FAIL("pipe");
+		pid[i] = fork();
+		if (pid[i] < 0)
+			FDT_FAIL("fork");
+		if (pid[i] == 0) {
+			struct fdt_side cli;
+			struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
+
+			for (int j = 0; j < i; j++)
+				close(pfd[j][1]);
+			close(pfd[i][1]);
+			if (read(pfd[i][0], port, sizeof(port) - 1) <= 0)
+				_exit(1);
+			memset(&cli, 0, sizeof(cli));
+			cli.hints = hints;
+			cli.client_index = i;
+			FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, port, 0, hints, &cli.info));
+			FDT_OK(fi_fabric(cli.info->fabric_attr, &cli.fabric, NULL));
+			FDT_OK(fi_eq_open(cli.fabric, &ea, &cli.eq, NULL));
+			rc = client(&cli, arg);
+			fflush(NULL);
+			_exit(rc);
+		}
+		close(pfd[i][0]);
+	}
+	memset(&srv, 0, sizeof(srv));
+	srv.is_server = 1;
+	srv.hints = hints;
+	FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, "0", FI_SOURCE, hints, &srv.info));
+	FDT_OK(fi_fabric(srv.info->fabric_attr, &srv.fabric, NULL));
+	{
+		struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
+
+		FDT_OK(fi_eq_open(srv.fabric, &ea, &srv.eq, NULL));
+	}
+	FDT_OK(fi_passive_ep(srv.fabric, srv.info, &srv.pep, NULL));
+	FDT_OK(fi_pep_bind(srv.pep, &srv.eq->fid, 0));
+	FDT_OK(fi_listen(srv.pep));
+	FDT_OK(fi_getname(&srv.pep->fid, &ss, &sslen));
+	snprintf(port, sizeof(port), "%u",
+		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	for (int i = 0; i < nclients; i++) {
+		if (write(pfd[i][1], port, strlen(port)) < 0)
+			FDT_FAIL("write");
+		close(pfd[i][1]);
+	}
+	rc = server(&srv, arg);
+	for (int i = 0; i < nclients; i++) {
+		if (rc)
+			kill(pid[i], SIGKILL);
+		if (waitpid(pid[i], &status, 0) < 0)
+			FDT_FAIL("waitpid");
+		if (!rc) {
+			int crc = fdt_exit_code(status);
+
+			if (crc && !worst)
+				worst = crc;
+		}
+	}
+	return rc ? rc : worst;
+}
+
+void fdt_server_accept_many(struct fdt_side *base, struct fdt_side *conns, int n,
+			    const struct fdt_cm_data *reply, fdt_hook pre, void *arg)
+{
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + 256];
+	struct fi_eq_cm_entry *entry = (struct fi_eq_cm_entry *)buf;
+	int accepted = 0, connected = 0;
+	uint32_t event;
+	ssize_t rc;
+
+	while (connected < n) {
+		rc = fi_eq_sread(base->eq, &event, buf, sizeof(buf), 10000, 0);
+		if (rc == -FI_EAVAIL) {
+			struct fi_eq_err_entry err = { 0 };
+
+			fi_eq_readerr(base->eq, &err, 0);
+			FDT_FAIL("accepting %d connections: error %d (%s), prov_errno %d",
+				 n, err.err, fi_strerror(err.err), err.prov_errno);
+		}
+		if (rc < 0)
+			FDT_FAIL("fi_eq_sread while accepting: %s", fi_strerror((int)-rc));
+		if (event == FI_CONNREQ) {
+			struct fdt_side *c;
+
+			FDT_ASSERT(accepted < n, "more connection requests than %d", n);
+			FDT_ASSERT(entry->info && entry->info->handle, "CONNREQ without handle");
+			c = &conns[accepted++];
+			memset(c, 0, sizeof(*c));
+			c->hints = base->hints;
+			c->fabric = base->fabric;
+			c->domain = base->domain;
+			c->eq = base->eq;
+			c->cq_format = base->cq_format;
+			c->tx_bind_flags = base->tx_bind_flags;
+			c->rx_bind_flags = base->rx_bind_flags;
+			c->is_server = 1;
+			c->client_index = accepted - 1;
+			fdt_open_ep(c, entry->info);
+			base->domain = c->domain;
+			fi_freeinfo(entry->info);
+			if (pre)
+				pre(c, arg);
+			FDT_OK(fi_accept(c->ep, reply ? reply->data : NULL,
+					 reply ? reply->len : 0));
+		} else if (event == FI_CONNECTED) {
+			int i;
+
+			for (i = 0; i < accepted; i++)
+				if (entry->fid == &conns[i].ep->fid)
+					break;
+			FDT_ASSERT(i < accepted, "FI_CONNECTED for an unknown endpoint");
+			connected++;
+		} else {
+			FDT_FAIL("unexpected event %u while accepting", event);
+		}
+	}
+}
+
+void fdt_close_conn(struct fdt_side *side)
+{
+	fdt_close(side->ep ? &side->ep->fid : NULL, "ep");
+	fdt_close(side->txcq ? &side->txcq->fid : NULL, "txcq");
+	fdt_close(side->rxcq ? &side->rxcq->fid : NULL, "rxcq");
+	side->ep = NULL;
+	side->txcq = NULL;
+	side->rxcq = NULL;
+}
+
+void fdt_client_reset(struct fdt_side *side)
+{
+	struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
+
+	fdt_close_conn(side);
+	fdt_close(side->eq ? &side->eq->fid : NULL, "eq");
+	side->eq = NULL;
+	FDT_OK(fi_eq_open(side->fabric, &ea, &side->eq, NULL));
+}
+
+int fdt_wait_cq_ms(struct fid_cq *cq, void *entry, struct fi_cq_err_entry *err, int ms)
+{
+	struct timespec t0;
+	ssize_t rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		rc = fi_cq_read(cq, entry, 1);
+		if (rc == 1)
+			return 1;
+		if (rc == -FI_EAVAIL) {
+			struct fi_cq_err_entry tmp;
+
+			if (!err)
+				err = &tmp;
+			memset(err, 0, sizeof(*err));
+			FDT_ASSERT(fi_cq_readerr(cq, err, 0) == 1, "fi_cq_readerr");
+			return -FI_EAVAIL;
+		}
+		if (rc != -FI_EAGAIN)
+			FDT_FAIL("fi_cq_read: %s", fi_strerror((int)-rc));
+		if (fdt_now_ms_since(&t0) > ms)
+			FDT_FAIL("no completion within %d ms", ms);
+	}
+}
+
+void fdt_cq_expect_quiet(struct fid_cq *cq, int ms, const char *what)
+{
+	struct fi_cq_data_entry e[4];
+	struct timespec t0;
+	ssize_t rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		rc = fi_cq_read(cq, e, 1);
+		if (rc == -FI_EAVAIL) {
+			struct fi_cq_err_entry err = { 0 };
+
+			fi_cq_readerr(cq, &err, 0);
+			FDT_FAIL("%s: unexpected error completion %d (%s)", what,
+				 err.err, fi_strerror(err.err));
+		}
+		if (rc > 0)
+			FDT_FAIL("%s: unexpected completion, context %p flags 0x%llx",
+				 what, e[0].op_context, (unsigned long long)e[0].flags);
+		if (rc != -FI_EAGAIN)
+			FDT_FAIL("%s: fi_cq_read: %s", what, fi_strerror((int)-rc));
+	} while (fdt_now_ms_since(&t0) < ms);
+}
+
+void fdt_wait_shutdown(struct fdt_side *side)
+{
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + 64];
+
+	fdt_wait_event(side, FI_SHUTDOWN, buf, sizeof(buf));
+}

@@ -72,6 +72,7 @@ struct fdt_side {
 	uint64_t tx_bind_flags;	/* extra flags for the tx CQ bind */
 	uint64_t rx_bind_flags;
 	int is_server;
+	int client_index;	/* fdt_run_multi: which client this is, from 0 */
 };
 
 struct fdt_cm_data {
@@ -119,5 +120,56 @@ void fdt_close_side(struct fdt_side *side);
 /* Deterministic pattern so the receiver can check every byte. */
 void fdt_fill(void *buf, size_t len, uint32_t seed);
 int fdt_check(const void *buf, size_t len, uint32_t seed);
+
+/* ---- RMA and multi-connection helpers ---- */
+
+/* A region one side exposes to its peer for RMA and atomics: virtual
+ * address (FI_MR_VIRT_ADDR), key from fi_mr_key and length. On the wire
+ * (CM private data, at most 55 bytes) it takes FDT_REGION_WIRE bytes, each
+ * field big-endian, so two of them fit in one connect or accept. */
+struct fdt_region {
+	uint64_t addr;
+	uint64_t key;
+	uint64_t len;
+};
+#define FDT_REGION_WIRE 24
+
+void fdt_region_pack(void *wire, const void *buf, size_t len, struct fid_mr *mr);
+void fdt_region_unpack(struct fdt_region *r, const void *wire);
+
+/* fdt_client_connect, keeping the server's accept data: up to reply_max
+ * bytes land in reply; returns the full length the server sent. */
+size_t fdt_client_connect_reply(struct fdt_side *side, const struct fdt_cm_data *data,
+				void *reply, size_t reply_max, fdt_hook pre, void *arg);
+
+/* Like fdt_run_pair with nclients forked clients (side->client_index tells
+ * them apart), all connecting to the one listening server at once. */
+int fdt_run_multi(struct fi_info *hints, fdt_fn server, fdt_fn client,
+		  int nclients, void *arg);
+
+/* Accept n connections on base's passive endpoint, in whatever order the
+ * requests and establishments come. conns[i] shares base's fabric, EQ and
+ * domain (opened with the first request) and gets its own endpoint and
+ * CQs; pre runs for each before its fi_accept, and may rewrite the memory
+ * reply points to. */
+void fdt_server_accept_many(struct fdt_side *base, struct fdt_side *conns, int n,
+			    const struct fdt_cm_data *reply, fdt_hook pre, void *arg);
+
+/* Close only the endpoint and the CQs of a side (one connection). */
+void fdt_close_conn(struct fdt_side *side);
+
+/* Client: close the endpoint, CQs and EQ and open a fresh EQ, so the next
+ * fdt_client_connect* meets no event of the old connection. */
+void fdt_client_reset(struct fdt_side *side);
+
+/* fdt_wait_cq with an explicit limit in milliseconds. */
+int fdt_wait_cq_ms(struct fid_cq *cq, void *entry, struct fi_cq_err_entry *err, int ms);
+
+/* Poll cq for ms milliseconds; fails the test if anything (entry or error)
+ * shows up. For operations that must not complete (injects). */
+void fdt_cq_expect_quiet(struct fid_cq *cq, int ms, const char *what);
+
+/* Wait for one FI_SHUTDOWN on side->eq; any other event fails the test. */
+void fdt_wait_shutdown(struct fdt_side *side);
 
 #endif
