@@ -188,6 +188,13 @@ struct fi_info *fd_info_narrow(uint32_t version,
 			   FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SOURCE_ERR | \
 			   FI_RMA_PMEM)
 
+/*
+ * A zeroed fid_nic with its device, bus and link attributes allocated, as
+ * fi_dupinfo makes them: fi_freeinfo (through fi_close) frees it and every
+ * string the caller malloc'ed into its attributes; fi_tostr prints it.
+ */
+struct fid_nic *fd_nic_alloc(void);
+
 /* ------------------------------------------------------------------------
  * Addresses
  * ---------------------------------------------------------------------- */

@@ -77,7 +77,8 @@ static int fd_nic_tostr(const struct fid *fid, char *buf, size_t len)
 	if (!buf || !len)
 		return 0;
 	buf[0] = '\0';
-	NIC_PRINT("fid_nic:\n");
+	/* Follows a "nic:" title: the attributes go on the next lines. */
+	NIC_PRINT("\n");
 	if (d) {
 		NIC_PRINT("        fi_device_attr:\n");
 		NIC_PRINT("            name: %s\n", fd_str_or_null(d->name));
@@ -129,6 +130,24 @@ static struct fi_ops fd_nic_ops = {
 	.close = fd_nic_close,
 	.tostr = fd_nic_tostr,
 };
+
+struct fid_nic *fd_nic_alloc(void)
+{
+	struct fid_nic *nic = calloc(1, sizeof(*nic));
+
+	if (!nic)
+		return NULL;
+	nic->fid.fclass = FI_CLASS_NIC;
+	nic->fid.ops = &fd_nic_ops;
+	nic->device_attr = calloc(1, sizeof(*nic->device_attr));
+	nic->bus_attr = calloc(1, sizeof(*nic->bus_attr));
+	nic->link_attr = calloc(1, sizeof(*nic->link_attr));
+	if (!nic->device_attr || !nic->bus_attr || !nic->link_attr) {
+		fd_nic_free(nic);
+		return NULL;
+	}
+	return nic;
+}
 
 /* strdup that passes NULL through; *fail is set when memory runs out. */
 static char *fd_dupstr(const char *s, int *fail)

@@ -35,37 +35,83 @@
 #define FD_RMA_MODIFIERS (FI_READ | FI_WRITE | FI_REMOTE_READ | \
 			  FI_REMOTE_WRITE)
 
-static const char *fd_prov_label(const struct fi_info *prov)
-{
-	if (prov->domain_attr && prov->domain_attr->name)
-		return prov->domain_attr->name;
-	if (prov->fabric_attr && prov->fabric_attr->prov_name)
-		return prov->fabric_attr->prov_name;
-	return "?";
-}
+/*
+ * Log why prov does not match and report the attribute; always returns
+ * -FI_ENODATA.  The caller's function and line go into the message.
+ */
+static int fd_reject_at(const char *func, int line, const char **why,
+			const struct fi_info *prov, const char *attr,
+			const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 
-static int fd_reject(const char **why, const struct fi_info *prov,
-		     const char *attr, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fd_reject(const char **why, const struct fi_info *prov,
-		     const char *attr, const char *fmt, ...)
+static int fd_reject_at(const char *func, int line, const char **why,
+			const struct fi_info *prov, const char *attr,
+			const char *fmt, ...)
 {
 	if (why)
 		*why = attr;
 	if (fd_log_maybe(FD_LOG_INFO)) {
+		const char *pname = prov->fabric_attr &&
+				    prov->fabric_attr->prov_name ?
+				    prov->fabric_attr->prov_name : "?";
+		const char *dname = prov->domain_attr &&
+				    prov->domain_attr->name ?
+				    prov->domain_attr->name : "?";
 		char detail[256];
 		va_list ap;
 
 		va_start(ap, fmt);
 		vsnprintf(detail, sizeof(detail), fmt, ap);
 		va_end(ap);
-		fd_log(FD_LOG_INFO, FD_LOG_CORE, FD_LOG_PROV, __func__,
-		       __LINE__, "%s: %s does not match: %s",
-		       fd_prov_label(prov), attr, detail);
+		fd_log(FD_LOG_INFO, FD_LOG_CORE, FD_LOG_PROV, func, line,
+		       "%s/%s: %s does not match: %s", pname, dname, attr,
+		       detail);
 	}
 	return -FI_ENODATA;
 }
+
+#define fd_reject(...) fd_reject_at(__func__, __LINE__, __VA_ARGS__)
+
+/* The same for a bit set, named in the message ("FI_TAGGED (0x8)"). */
+static int fd_reject_bits_at(const char *func, int line, const char **why,
+			     const struct fi_info *prov, const char *attr,
+			     const char *what, uint64_t bits,
+			     enum fi_type type)
+{
+	char names[512];
+
+	if (!fd_log_maybe(FD_LOG_INFO))
+		return fd_reject_at(func, line, why, prov, attr, "%s", what);
+	if (type == FI_TYPE_MR_MODE) {
+		int mr = (int)bits;
+
+		fi_tostr_r(names, sizeof(names), &mr, type);
+	} else {
+		fi_tostr_r(names, sizeof(names), &bits, type);
+	}
+	return fd_reject_at(func, line, why, prov, attr, "%s %s (0x%" PRIx64 ")",
+			    what, names, bits);
+}
+
+#define fd_reject_bits(...) fd_reject_bits_at(__func__, __LINE__, __VA_ARGS__)
+
+/* The same for an enum value, both sides named ("asked FI_EP_RDM, ..."). */
+static int fd_reject_enum_at(const char *func, int line, const char **why,
+			     const struct fi_info *prov, const char *attr,
+			     const void *asked, const void *have,
+			     enum fi_type type)
+{
+	char a[64] = "", h[64] = "";
+
+	if (fd_log_maybe(FD_LOG_INFO)) {
+		fi_tostr_r(a, sizeof(a), asked, type);
+		fi_tostr_r(h, sizeof(h), have, type);
+	}
+	return fd_reject_at(func, line, why, prov, attr,
+			    "asked %s, provider has %s", a, h);
+}
+
+#define fd_reject_enum(...) fd_reject_enum_at(__func__, __LINE__, __VA_ARGS__)
 
 /* Reject when a requested number exceeds what the provider offers. */
 #define CHECK_MAX(attr, hint, provv)					\
@@ -77,21 +123,23 @@ static int fd_reject(const char **why, const struct fi_info *prov,
 	} while (0)
 
 /* Reject when requested bits are not all offered. */
-#define CHECK_BITS(attr, hint, provv)					\
+#define CHECK_BITS(attr, hint, provv, type)				\
 	do {								\
 		if ((uint64_t)(hint) & ~(uint64_t)(provv))		\
-			return fd_reject(why, prov, attr,		\
-					 "unsupported bits 0x%" PRIx64,	\
-					 (uint64_t)(hint) & ~(uint64_t)(provv)); \
+			return fd_reject_bits(why, prov, attr,		\
+					      "not supported:",		\
+					      (uint64_t)(hint) &	\
+					      ~(uint64_t)(provv), type); \
 	} while (0)
 
 /* Reject when the provider needs bits the application does not offer. */
-#define CHECK_MODE(attr, offered, required)				\
+#define CHECK_MODE(attr, offered, required, type)			\
 	do {								\
 		if ((uint64_t)(required) & ~(uint64_t)(offered))	\
-			return fd_reject(why, prov, attr,		\
-					 "provider needs 0x%" PRIx64,	\
-					 (uint64_t)(required) & ~(uint64_t)(offered)); \
+			return fd_reject_bits(why, prov, attr,		\
+					      "provider needs",		\
+					      (uint64_t)(required) &	\
+					      ~(uint64_t)(offered), type); \
 	} while (0)
 
 /* Higher is a stronger promise by the provider. */
@@ -235,7 +283,8 @@ static int fd_check_mr_mode(uint32_t version, const struct fi_info *prov,
 		return 0;
 	}
 
-	CHECK_MODE(attr, user | FI_MR_LOCAL, fd_mr_required(pmr, caps));
+	CHECK_MODE(attr, user | FI_MR_LOCAL, fd_mr_required(pmr, caps),
+		   FI_TYPE_MR_MODE);
 	return 0;
 }
 
@@ -256,9 +305,10 @@ static int fd_check_domain(uint32_t version, const struct fi_info *prov,
 	if (h->threading != FI_THREAD_UNSPEC) {
 		ts = fd_thread_strength(h->threading);
 		if (ts < 0 || fd_thread_strength(p->threading) < ts)
-			return fd_reject(why, prov, "domain_attr->threading",
-					 "asked %d, provider offers %d",
-					 h->threading, p->threading);
+			return fd_reject_enum(why, prov,
+					      "domain_attr->threading",
+					      &h->threading, &p->threading,
+					      FI_TYPE_THREADING);
 	}
 
 	/* An automatic provider also serves an application that drives
@@ -267,16 +317,17 @@ static int fd_check_domain(uint32_t version, const struct fi_info *prov,
 	    !(h->control_progress == p->control_progress ||
 	      (h->control_progress == FI_PROGRESS_MANUAL &&
 	       p->control_progress == FI_PROGRESS_AUTO)))
-		return fd_reject(why, prov, "domain_attr->control_progress",
-				 "asked %d, provider offers %d",
-				 h->control_progress, p->control_progress);
+		return fd_reject_enum(why, prov,
+				      "domain_attr->control_progress",
+				      &h->control_progress,
+				      &p->control_progress, FI_TYPE_PROGRESS);
 	if (h->data_progress != FI_PROGRESS_UNSPEC &&
 	    !(h->data_progress == p->data_progress ||
 	      (h->data_progress == FI_PROGRESS_MANUAL &&
 	       p->data_progress == FI_PROGRESS_AUTO)))
-		return fd_reject(why, prov, "domain_attr->data_progress",
-				 "asked %d, provider offers %d",
-				 h->data_progress, p->data_progress);
+		return fd_reject_enum(why, prov, "domain_attr->data_progress",
+				      &h->data_progress, &p->data_progress,
+				      FI_TYPE_PROGRESS);
 
 	if (h->resource_mgmt != FI_RM_UNSPEC &&
 	    h->resource_mgmt != FI_RM_DISABLED &&
@@ -294,9 +345,9 @@ static int fd_check_domain(uint32_t version, const struct fi_info *prov,
 				 "invalid value %d", h->av_type);
 	if (h->av_type != FI_AV_UNSPEC && p->av_type != FI_AV_UNSPEC &&
 	    h->av_type != p->av_type)
-		return fd_reject(why, prov, "domain_attr->av_type",
-				 "asked %d, provider offers %d",
-				 h->av_type, p->av_type);
+		return fd_reject_enum(why, prov, "domain_attr->av_type",
+				      &h->av_type, &p->av_type,
+				      FI_TYPE_AV_TYPE);
 
 	if (fd_check_mr_mode(version, prov, hints, why))
 		return -FI_ENODATA;
@@ -324,9 +375,9 @@ static int fd_check_domain(uint32_t version, const struct fi_info *prov,
 		  p->max_err_data);
 	CHECK_MAX("domain_attr->auth_key_size", h->auth_key_size,
 		  p->auth_key_size);
-	CHECK_BITS("domain_attr->caps", h->caps, p->caps);
+	CHECK_BITS("domain_attr->caps", h->caps, p->caps, FI_TYPE_CAPS);
 	CHECK_MODE("domain_attr->mode", h->mode ? h->mode : hints->mode,
-		   p->mode);
+		   p->mode, FI_TYPE_MODE);
 	return 0;
 }
 
@@ -341,9 +392,9 @@ static int fd_check_ep(const struct fi_info *prov, const struct fi_info *hints,
 	if (!p)
 		return 0;
 	if (h->protocol != FI_PROTO_UNSPEC && h->protocol != p->protocol)
-		return fd_reject(why, prov, "ep_attr->protocol",
-				 "asked %" PRIu32 ", provider uses %" PRIu32,
-				 h->protocol, p->protocol);
+		return fd_reject_enum(why, prov, "ep_attr->protocol",
+				      &h->protocol, &p->protocol,
+				      FI_TYPE_PROTOCOL);
 	CHECK_MAX("ep_attr->protocol_version", h->protocol_version,
 		  p->protocol_version);
 	CHECK_MAX("ep_attr->max_msg_size", h->max_msg_size, p->max_msg_size);
@@ -354,8 +405,10 @@ static int fd_check_ep(const struct fi_info *prov, const struct fi_info *hints,
 	CHECK_MAX("ep_attr->max_order_waw_size", h->max_order_waw_size,
 		  p->max_order_waw_size);
 	if (hints->caps & FI_TAGGED)
-		CHECK_BITS("ep_attr->mem_tag_format", h->mem_tag_format,
-			   p->mem_tag_format);
+		if (h->mem_tag_format & ~p->mem_tag_format)
+			return fd_reject(why, prov, "ep_attr->mem_tag_format",
+					 "0x%" PRIx64 " not within 0x%" PRIx64,
+					 h->mem_tag_format, p->mem_tag_format);
 	CHECK_MAX("ep_attr->auth_key_size", h->auth_key_size,
 		  p->auth_key_size);
 
@@ -388,10 +441,13 @@ static int fd_check_tx(const struct fi_info *prov, const struct fi_info *hints,
 	const struct fi_tx_attr *h = hints->tx_attr;
 	const struct fi_tx_attr *p = prov->tx_attr;
 
-	CHECK_BITS("tx_attr->caps", h->caps, p->caps);
-	CHECK_BITS("tx_attr->op_flags", h->op_flags, p->op_flags);
-	CHECK_BITS("tx_attr->msg_order", h->msg_order, p->msg_order);
-	CHECK_BITS("tx_attr->comp_order", h->comp_order, p->comp_order);
+	CHECK_BITS("tx_attr->caps", h->caps, p->caps, FI_TYPE_CAPS);
+	CHECK_BITS("tx_attr->op_flags", h->op_flags, p->op_flags,
+		   FI_TYPE_OP_FLAGS);
+	CHECK_BITS("tx_attr->msg_order", h->msg_order, p->msg_order,
+		   FI_TYPE_MSG_ORDER);
+	CHECK_BITS("tx_attr->comp_order", h->comp_order, p->comp_order,
+		   FI_TYPE_MSG_ORDER);
 	CHECK_MAX("tx_attr->inject_size", h->inject_size, p->inject_size);
 	CHECK_MAX("tx_attr->size", h->size, p->size);
 	CHECK_MAX("tx_attr->iov_limit", h->iov_limit, p->iov_limit);
@@ -406,10 +462,13 @@ static int fd_check_rx(const struct fi_info *prov, const struct fi_info *hints,
 	const struct fi_rx_attr *h = hints->rx_attr;
 	const struct fi_rx_attr *p = prov->rx_attr;
 
-	CHECK_BITS("rx_attr->caps", h->caps, p->caps);
-	CHECK_BITS("rx_attr->op_flags", h->op_flags, p->op_flags);
-	CHECK_BITS("rx_attr->msg_order", h->msg_order, p->msg_order);
-	CHECK_BITS("rx_attr->comp_order", h->comp_order, p->comp_order);
+	CHECK_BITS("rx_attr->caps", h->caps, p->caps, FI_TYPE_CAPS);
+	CHECK_BITS("rx_attr->op_flags", h->op_flags, p->op_flags,
+		   FI_TYPE_OP_FLAGS);
+	CHECK_BITS("rx_attr->msg_order", h->msg_order, p->msg_order,
+		   FI_TYPE_MSG_ORDER);
+	CHECK_BITS("rx_attr->comp_order", h->comp_order, p->comp_order,
+		   FI_TYPE_MSG_ORDER);
 	CHECK_MAX("rx_attr->total_buffered_recv", h->total_buffered_recv,
 		  p->total_buffered_recv);
 	CHECK_MAX("rx_attr->size", h->size, p->size);
@@ -446,17 +505,18 @@ int fd_info_check_why(uint32_t version, const struct fi_info *prov,
 	if (hints->ep_attr && prov->ep_attr &&
 	    hints->ep_attr->type != FI_EP_UNSPEC &&
 	    hints->ep_attr->type != prov->ep_attr->type)
-		return fd_reject(why, prov, "ep_attr->type",
-				 "asked %d, provider offers %d",
-				 hints->ep_attr->type, prov->ep_attr->type);
+		return fd_reject_enum(why, prov, "ep_attr->type",
+				      &hints->ep_attr->type,
+				      &prov->ep_attr->type, FI_TYPE_EP_TYPE);
 
-	CHECK_BITS("caps", hints->caps, prov->caps);
-	CHECK_MODE("mode", hints->mode, fd_required_mode(version, prov, hints));
+	CHECK_BITS("caps", hints->caps, prov->caps, FI_TYPE_CAPS);
+	CHECK_MODE("mode", hints->mode, fd_required_mode(version, prov, hints),
+		   FI_TYPE_MODE);
 
 	if (!fd_addr_format_ok(prov->addr_format, hints->addr_format))
-		return fd_reject(why, prov, "addr_format",
-				 "asked %" PRIu32 ", provider uses %" PRIu32,
-				 hints->addr_format, prov->addr_format);
+		return fd_reject_enum(why, prov, "addr_format",
+				      &hints->addr_format, &prov->addr_format,
+				      FI_TYPE_ADDR_FORMAT);
 
 	if (hints->fabric_attr && fd_check_fabric(prov, hints->fabric_attr, why))
 		return -FI_ENODATA;
@@ -470,14 +530,16 @@ int fd_info_check_why(uint32_t version, const struct fi_info *prov,
 	if (prov->tx_attr) {
 		offered = hints->tx_attr && hints->tx_attr->mode ?
 			  hints->tx_attr->mode : hints->mode;
-		CHECK_MODE("tx_attr->mode", offered, prov->tx_attr->mode);
+		CHECK_MODE("tx_attr->mode", offered, prov->tx_attr->mode,
+			   FI_TYPE_MODE);
 		if (hints->tx_attr && fd_check_tx(prov, hints, why))
 			return -FI_ENODATA;
 	}
 	if (prov->rx_attr) {
 		offered = hints->rx_attr && hints->rx_attr->mode ?
 			  hints->rx_attr->mode : hints->mode;
-		CHECK_MODE("rx_attr->mode", offered, prov->rx_attr->mode);
+		CHECK_MODE("rx_attr->mode", offered, prov->rx_attr->mode,
+			   FI_TYPE_MODE);
 		if (hints->rx_attr && fd_check_rx(prov, hints, why))
 			return -FI_ENODATA;
 	}

@@ -635,7 +635,7 @@ static void sb_info(struct fd_sb *sb, const struct fi_info *info)
 	sb_fabric_attr(sb, "    ", info->fabric_attr);
 	if (info->nic && info->nic->fid.ops &&
 	    FI_CHECK_OP(info->nic->fid.ops, struct fi_ops, tostr)) {
-		sb_puts(sb, "    nic: ");
+		sb_puts(sb, "    nic:");
 		sb_fid(sb, &info->nic->fid);
 	} else {
 		sb_printf(sb, "    nic: %p\n", (void *)info->nic);

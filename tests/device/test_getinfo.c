@@ -141,6 +141,16 @@ static void check_entry(const struct fi_info *fi, const char *what)
 	CHECK(fi->tx_attr->rma_iov_limit == 1, "%s: rma_iov_limit", what);
 	CHECK(fi->tx_attr->inject_size > 0 && fi->tx_attr->inject_size <= 4096,
 	      "%s: inject %zu", what, fi->tx_attr->inject_size);
+	CHECK(fi->nic && fi->nic->device_attr && fi->nic->link_attr &&
+	      fi->nic->bus_attr, "%s: nic", what);
+	if (fi->nic && fi->nic->device_attr && fi->nic->link_attr) {
+		CHECK(fi->nic->device_attr->name &&
+		      !strcmp(fi->nic->device_attr->name, fi->domain_attr->name),
+		      "%s: nic name", what);
+		CHECK(fi->nic->link_attr->state == FI_LINK_UP &&
+		      fi->nic->link_attr->mtu >= 256 &&
+		      fi->nic->link_attr->network_type, "%s: nic link", what);
+	}
 }
 
 static void test_list(void)
@@ -345,17 +355,18 @@ static void test_addresses(void)
 static void test_hints(void)
 {
 	struct fi_info *h = hints_rma(), *info = NULL;
-	int all;
+	int all, threading;
 
 	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0, "base");
 	all = count(info);
-	if (info && info->domain_attr->threading == FI_THREAD_DOMAIN) {
+	threading = info ? info->domain_attr->threading : FI_THREAD_UNSPEC;
+	fi_freeinfo(info);
+	if (threading == FI_THREAD_DOMAIN) {
 		h->domain_attr->threading = FI_THREAD_SAFE;
 		CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA,
 		      "FI_THREAD_SAFE on a FI_THREAD_DOMAIN build");
 		h->domain_attr->threading = FI_THREAD_DOMAIN;
 	}
-	fi_freeinfo(info);
 
 	if (dev0) {
 		h->domain_attr->name = strdup(dev0);

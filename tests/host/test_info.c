@@ -207,7 +207,8 @@ static void test_dup_nic(void)
 	      !strcmp(copy->nic->link_attr->address, "10.0.0.1"), "link");
 	CHECK(copy->nic->bus_attr->bus_type == FI_BUS_PCI, "bus");
 	s = fi_tostr(copy, FI_TYPE_INFO);
-	CHECK(strstr(s, "    nic: fid_nic:\n") && strstr(s, "name: rxe0\n") &&
+	CHECK(strstr(s, "    nic:\n        fi_device_attr:\n"
+			"            name: rxe0\n") &&
 	      strstr(s, "state: FI_LINK_UP\n"), "nic printed: %s", s);
 
 	/* A copy of a copy, then both freed through their nic's close. */
