@@ -18,13 +18,26 @@ static struct fdv_cq_full *fdv_cq_full_of(struct fdv_cq *cq)
 	return fdv_container_of(cq, struct fdv_cq_full, cq);
 }
 
-static bool fdv_wc_is_recv(const struct ibv_wc *wc)
+/* Whether an error completion belongs to a receive. verbs leaves the
+ * opcode of an error completion undefined, so this rests on what the CQ
+ * serves: a CQ that only receive queues feed holds only receives, and a
+ * length error can only happen to a receive. */
+static bool fdv_wc_err_is_recv(const struct fdv_cq_full *full,
+			       const struct ibv_wc *wc)
 {
-	/* Only successful completions carry a valid opcode; a length error
-	 * can only happen to a receive. */
-	if (wc->status == IBV_WC_SUCCESS)
-		return (wc->opcode & IBV_WC_RECV) != 0;
-	return wc->status == IBV_WC_LOC_LEN_ERR;
+	return wc->status == IBV_WC_LOC_LEN_ERR ||
+	       (full->serves_recv && !full->serves_send);
+}
+
+/* A receive shorter than the message: verbs drivers disagree on the
+ * status (mlx5: local length error; rxe: local QP operation error). */
+static int fdv_wc_err_to_fi(const struct fdv_cq_full *full,
+			    const struct ibv_wc *wc)
+{
+	if (fdv_wc_err_is_recv(full, wc) &&
+	    (wc->status == IBV_WC_LOC_LEN_ERR || wc->status == IBV_WC_LOC_QP_OP_ERR))
+		return FI_ETRUNC;
+	return fdv_wc_status_to_fi(wc->status);
 }
 
 /* Deliver what a poll returned after the inline loop met an error or a
@@ -138,8 +151,8 @@ ssize_t fdv_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 	memset(buf, 0, sizeof(*buf));
 	buf->op_context = wc->wr_id == FDV_WR_ID_SILENT ? NULL :
 			  (void *)(uintptr_t)wc->wr_id;
-	buf->flags = fdv_wc_is_recv(wc) ? FI_MSG | FI_RECV : 0;
-	buf->err = fdv_wc_status_to_fi(wc->status);
+	buf->flags = fdv_wc_err_is_recv(full, wc) ? FI_MSG | FI_RECV : 0;
+	buf->err = fdv_wc_err_to_fi(full, wc);
 	buf->prov_errno = (int)wc->status;
 	/* verbs does not say how long a truncated message was */
 	buf->olen = 0;

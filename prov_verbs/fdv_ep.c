@@ -180,10 +180,17 @@ static int fdv_ep_enable(struct fdv_msg_ep *ep)
 	ep->ep.inject_size = tx && tx->inject_size < attr.cap.max_inline_data ?
 		(uint32_t)tx->inject_size : attr.cap.max_inline_data;
 	ep->ep.signal_every = attr.cap.max_send_wr / 2 ? attr.cap.max_send_wr / 2 : 1;
-	ep->ep.tx_iov_limit = attr.cap.max_send_sge < FDV_IOV_MAX ? attr.cap.max_send_sge : FDV_IOV_MAX;
-	ep->ep.rx_iov_limit = attr.cap.max_recv_sge < FDV_IOV_MAX ? attr.cap.max_recv_sge : FDV_IOV_MAX;
+	/* The device may grant more than was asked; the application was
+	 * promised the info's limits, and those are what it gets checked
+	 * against. */
+	if (attr.cap.max_send_sge < ep->ep.tx_iov_limit)
+		ep->ep.tx_iov_limit = attr.cap.max_send_sge;
+	if (attr.cap.max_recv_sge < ep->ep.rx_iov_limit)
+		ep->ep.rx_iov_limit = attr.cap.max_recv_sge;
 	ep->ep.tx_comp = fdv_comp_flags(ep->tx_cq, ep->tx_bind_flags, tx ? tx->op_flags : 0);
 	ep->ep.rx_comp = fdv_comp_flags(ep->rx_cq, ep->rx_bind_flags, rx ? rx->op_flags : 0);
+	ep->tx_cq->serves_send = true;
+	(ep->rx_cq ? ep->rx_cq : ep->tx_cq)->serves_recv = true;
 	/* Receives may be posted from now on; sends once connected. */
 	if (ep->rx_cq)
 		ep->ep.qp_rx = ep->id->qp;
@@ -380,6 +387,15 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 			goto err;
 	}
 	fdv_lock_init(&ep->ep.lock);
+	/* The limits the data path checks hold from the start, so a call made
+	 * too early is told about the state, not about its arguments. */
+	if (info->tx_attr) {
+		ep->ep.inject_size = (uint32_t)info->tx_attr->inject_size;
+		ep->ep.tx_iov_limit = (uint32_t)info->tx_attr->iov_limit;
+	}
+	if (info->rx_attr)
+		ep->ep.rx_iov_limit = (uint32_t)info->rx_attr->iov_limit;
+	ep->ep.kind = FDV_EP_KIND_MSG;
 	ep->state = FDV_EP_IDLE;
 	ep->ep.ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep.ep_fid.fid.context = context;

@@ -96,6 +96,8 @@ struct fdv_cq_full {
 	int signal_fd;			/* fi_cq_signal wakes a blocked sread */
 	enum fi_wait_obj wait_obj;
 	bool armed;
+	bool serves_send;		/* some QP's send queue completes here */
+	bool serves_recv;		/* some QP's receive queue completes here */
 	uint32_t backlog_head;
 	struct ibv_wc backlog_wc[FDV_CQ_BATCH];
 	atomic_int refs;
