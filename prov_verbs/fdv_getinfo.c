@@ -112,6 +112,10 @@ void fdv_getinfo_init(void)
 			"(default: 8)");
 	fd_param_define(FDV_PROV_NAME, "gid_idx", FI_PARAM_INT,
 			"GID table index to use, 0 - 255 (default: 0)");
+	/* Not in upstream verbs, which hard-codes its default CQ depth. */
+	fd_param_define(FDV_PROV_NAME, "cq_size", FI_PARAM_SIZE_T,
+			"Completion queue depth when fi_cq_attr.size is 0 "
+			"(default: 1024)");
 	fd_param_define(FDV_PROV_NAME, "device_name", FI_PARAM_STRING,
 			"Use only verbs devices whose name starts with this "
 			"(default: all)");
@@ -159,6 +163,9 @@ void fdv_read_params(struct fdv_params *p)
 						   FDV_DEF_CQREAD_BUNCH, 1,
 						   INT32_MAX);
 	p->gid_idx = (int)fdv_param_size("gid_idx", FDV_DEF_GID_IDX, 0, 255);
+	if (fd_param_get_size_t(FDV_PROV_NAME, "cq_size", &p->cq_size) ||
+	    !p->cq_size)
+		p->cq_size = FDV_DEF_CQ_SIZE;
 	if (!fd_param_get_str(FDV_PROV_NAME, "device_name", &s))
 		p->device_name = s;
 	if (!fd_param_get_str(FDV_PROV_NAME, "iface", &s))

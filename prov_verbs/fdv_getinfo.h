@@ -26,7 +26,8 @@
 #define FDV_DEF_MIN_RNR_TIMER	12	/* FI_VERBS_MIN_RNR_TIMER (0-31) */
 #define FDV_DEF_CQREAD_BUNCH	8	/* FI_VERBS_CQREAD_BUNCH_SIZE */
 #define FDV_DEF_GID_IDX		0	/* FI_VERBS_GID_IDX */
-/* CQ depth when fi_cq_attr.size is 0; upstream has no variable for it. */
+/* CQ depth when fi_cq_attr.size is 0 (FI_VERBS_CQ_SIZE, a size_t; upstream
+ * verbs has no variable for it). */
 #define FDV_DEF_CQ_SIZE		1024
 
 /* Names of the provider, its fabrics, and the protocol values it reports. */
@@ -49,6 +50,7 @@ struct fdv_params {
 	int		min_rnr_timer;
 	int		cqread_bunch_size;
 	int		gid_idx;
+	size_t		cq_size;
 	const char	*device_name;	/* FI_VERBS_DEVICE_NAME: name prefix */
 	const char	*iface;		/* FI_VERBS_IFACE: netdev prefix */
 };
