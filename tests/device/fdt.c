@@ -117,6 +117,22 @@ int fdt_run_pair(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg)
 	return fdt_exit_code(status);
 }
 
+int fdt_run_pair_fresh(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		FDT_FAIL("fork");
+	if (pid == 0)
+		_exit(fdt_run_pair(hints, server, client, arg));
+	if (waitpid(pid, &status, 0) < 0)
+		FDT_FAIL("waitpid");
+	return fdt_exit_code(status);
+}
+
 static int fdt_now_ms_since(const struct timespec *t0)
 {
 	struct timespec t;

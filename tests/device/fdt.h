@@ -92,6 +92,10 @@ struct fi_info *fdt_hints(void);
 typedef int (*fdt_fn)(struct fdt_side *side, void *arg);
 int fdt_run_pair(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg);
 
+/* The same, in a fresh child process: for tests that run several pairs,
+ * since a process that used verbs cannot fork a working client. */
+int fdt_run_pair_fresh(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg);
+
 /* Connection set-up for the two sides. Each leaves side->ep connected.
  * pre_connect (may be NULL) runs after fi_enable, before the handshake:
  * the place to post receives. */
