@@ -317,7 +317,12 @@ def direct_header(h, public_text, eptypes):
     for f in sorted(funcs.values(), key=lambda f: f.start):
         if f.name in h.calls:
             dispatch_of(f)  # the body must be the plain dispatch we replace
-            pieces.append(clean[pos:f.body_start])
+            # Forced inline: a data-path wrapper left out of line by the
+            # compiler's size heuristics would cost a call per operation.
+            pieces.append(clean[pos:f.start])
+            pieces.append("FDV_INLINE" + clean[f.start:f.body_start][len("static inline"):]
+                          if clean.startswith("static inline", f.start)
+                          else clean[f.start:f.body_start])
             pieces.append("{\n%s\n}" % impl_body(f, h.calls[f.name], eptypes))
             pos = f.end
     pieces.append(clean[pos:])

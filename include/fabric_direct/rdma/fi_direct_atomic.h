@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-static inline ssize_t fi_atomic(struct fid_ep *ep, const void *buf,
+FDV_INLINE ssize_t fi_atomic(struct fid_ep *ep, const void *buf,
 				size_t count, void *desc, fi_addr_t dest_addr,
 				uint64_t addr, uint64_t key,
 				enum fi_datatype datatype, enum fi_op op,
@@ -31,7 +31,7 @@ static inline ssize_t fi_atomic(struct fid_ep *ep, const void *buf,
 	return fdv_atomic_write(ep, buf, count, desc, dest_addr, addr, key, datatype, op, context);
 }
 
-static inline ssize_t fi_atomicv(struct fid_ep *ep, const struct fi_ioc *iov,
+FDV_INLINE ssize_t fi_atomicv(struct fid_ep *ep, const struct fi_ioc *iov,
 				 void **desc, size_t count,
 				 fi_addr_t dest_addr, uint64_t addr,
 				 uint64_t key, enum fi_datatype datatype,
@@ -44,7 +44,7 @@ static inline ssize_t fi_atomicv(struct fid_ep *ep, const struct fi_ioc *iov,
 	return fdv_atomic_writev(ep, iov, desc, count, dest_addr, addr, key, datatype, op, context);
 }
 
-static inline ssize_t fi_atomicmsg(struct fid_ep *ep,
+FDV_INLINE ssize_t fi_atomicmsg(struct fid_ep *ep,
 				   const struct fi_msg_atomic *msg,
 				   uint64_t flags)
 {
@@ -55,7 +55,7 @@ static inline ssize_t fi_atomicmsg(struct fid_ep *ep,
 	return fdv_atomic_writemsg(ep, msg, flags);
 }
 
-static inline ssize_t fi_inject_atomic(struct fid_ep *ep, const void *buf,
+FDV_INLINE ssize_t fi_inject_atomic(struct fid_ep *ep, const void *buf,
 				       size_t count, fi_addr_t dest_addr,
 				       uint64_t addr, uint64_t key,
 				       enum fi_datatype datatype,
@@ -68,7 +68,7 @@ static inline ssize_t fi_inject_atomic(struct fid_ep *ep, const void *buf,
 	return fdv_atomic_inject(ep, buf, count, dest_addr, addr, key, datatype, op);
 }
 
-static inline ssize_t fi_fetch_atomic(struct fid_ep *ep, const void *buf,
+FDV_INLINE ssize_t fi_fetch_atomic(struct fid_ep *ep, const void *buf,
 				      size_t count, void *desc, void *result,
 				      void *result_desc, fi_addr_t dest_addr,
 				      uint64_t addr, uint64_t key,
@@ -82,7 +82,7 @@ static inline ssize_t fi_fetch_atomic(struct fid_ep *ep, const void *buf,
 	return fdv_atomic_readwrite(ep, buf, count, desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
 }
 
-static inline ssize_t fi_fetch_atomicv(struct fid_ep *ep,
+FDV_INLINE ssize_t fi_fetch_atomicv(struct fid_ep *ep,
 				       const struct fi_ioc *iov, void **desc,
 				       size_t count, struct fi_ioc *resultv,
 				       void **result_desc, size_t result_count,
@@ -97,7 +97,7 @@ static inline ssize_t fi_fetch_atomicv(struct fid_ep *ep,
 	return fdv_atomic_readwritev(ep, iov, desc, count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
 }
 
-static inline ssize_t fi_fetch_atomicmsg(struct fid_ep *ep,
+FDV_INLINE ssize_t fi_fetch_atomicmsg(struct fid_ep *ep,
 					 const struct fi_msg_atomic *msg,
 					 struct fi_ioc *resultv,
 					 void **result_desc,
@@ -110,7 +110,7 @@ static inline ssize_t fi_fetch_atomicmsg(struct fid_ep *ep,
 	return fdv_atomic_readwritemsg(ep, msg, resultv, result_desc, result_count, flags);
 }
 
-static inline ssize_t fi_compare_atomic(struct fid_ep *ep, const void *buf,
+FDV_INLINE ssize_t fi_compare_atomic(struct fid_ep *ep, const void *buf,
 					size_t count, void *desc,
 					const void *compare,
 					void *compare_desc, void *result,
@@ -126,7 +126,7 @@ static inline ssize_t fi_compare_atomic(struct fid_ep *ep, const void *buf,
 	return fdv_atomic_compwrite(ep, buf, count, desc, compare, compare_desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
 }
 
-static inline ssize_t fi_compare_atomicv(struct fid_ep *ep,
+FDV_INLINE ssize_t fi_compare_atomicv(struct fid_ep *ep,
 					 const struct fi_ioc *iov, void **desc,
 					 size_t count,
 					 const struct fi_ioc *comparev,
@@ -147,7 +147,7 @@ static inline ssize_t fi_compare_atomicv(struct fid_ep *ep,
 	return fdv_atomic_compwritev(ep, iov, desc, count, comparev, compare_desc, compare_count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
 }
 
-static inline ssize_t fi_compare_atomicmsg(struct fid_ep *ep,
+FDV_INLINE ssize_t fi_compare_atomicmsg(struct fid_ep *ep,
 					   const struct fi_msg_atomic *msg,
 					   const struct fi_ioc *comparev,
 					   void **compare_desc,
@@ -163,7 +163,7 @@ static inline ssize_t fi_compare_atomicmsg(struct fid_ep *ep,
 	return fdv_atomic_compwritemsg(ep, msg, comparev, compare_desc, compare_count, resultv, result_desc, result_count, flags);
 }
 
-static inline int fi_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype,
+FDV_INLINE int fi_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype,
 				 enum fi_op op, size_t *count)
 {
 #if FDV_EP_RSTREAM
@@ -173,7 +173,7 @@ static inline int fi_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype,
 	return fdv_atomic_writevalid(ep, datatype, op, count);
 }
 
-static inline int fi_fetch_atomicvalid(struct fid_ep *ep,
+FDV_INLINE int fi_fetch_atomicvalid(struct fid_ep *ep,
 				       enum fi_datatype datatype,
 				       enum fi_op op, size_t *count)
 {
@@ -184,7 +184,7 @@ static inline int fi_fetch_atomicvalid(struct fid_ep *ep,
 	return fdv_atomic_readwritevalid(ep, datatype, op, count);
 }
 
-static inline int fi_compare_atomicvalid(struct fid_ep *ep,
+FDV_INLINE int fi_compare_atomicvalid(struct fid_ep *ep,
 					 enum fi_datatype datatype,
 					 enum fi_op op, size_t *count)
 {

@@ -13,6 +13,10 @@
 #define FABRIC_DIRECT_ENDPOINT
 
 #include <fdv/fdv_msg.h>
+#include <fdv/fdv_config.h>
+#if FDV_EP_RSTREAM
+#include <fdv/fdr_msg.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -144,69 +148,69 @@ static inline int fi_srx_context(struct fid_domain *domain,
 	return domain->ops->srx_ctx(domain, attr, rx_ep, context);
 }
 
-static inline ssize_t fi_recv(struct fid_ep *ep, void *buf, size_t len,
+FDV_INLINE ssize_t fi_recv(struct fid_ep *ep, void *buf, size_t len,
 			      void *desc, fi_addr_t src_addr, void *context)
 {
 #if FDV_EP_RSTREAM
 	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+		return fdr_msg_recv(ep, buf, len, desc, src_addr, context);
 #endif
 	return fdv_msg_recv(ep, buf, len, desc, src_addr, context);
 }
 
-static inline ssize_t fi_recvv(struct fid_ep *ep, const struct iovec *iov,
+FDV_INLINE ssize_t fi_recvv(struct fid_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, fi_addr_t src_addr,
 			       void *context)
 {
 #if FDV_EP_RSTREAM
 	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+		return fdr_msg_recvv(ep, iov, desc, count, src_addr, context);
 #endif
 	return fdv_msg_recvv(ep, iov, desc, count, src_addr, context);
 }
 
-static inline ssize_t fi_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
+FDV_INLINE ssize_t fi_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				 uint64_t flags)
 {
 #if FDV_EP_RSTREAM
 	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+		return fdr_msg_recvmsg(ep, msg, flags);
 #endif
 	return fdv_msg_recvmsg(ep, msg, flags);
 }
 
-static inline ssize_t fi_send(struct fid_ep *ep, const void *buf, size_t len,
+FDV_INLINE ssize_t fi_send(struct fid_ep *ep, const void *buf, size_t len,
 			      void *desc, fi_addr_t dest_addr, void *context)
 {
 #if FDV_EP_RSTREAM
 	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+		return fdr_msg_send(ep, buf, len, desc, dest_addr, context);
 #endif
 	return fdv_msg_send(ep, buf, len, desc, dest_addr, context);
 }
 
-static inline ssize_t fi_sendv(struct fid_ep *ep, const struct iovec *iov,
+FDV_INLINE ssize_t fi_sendv(struct fid_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, fi_addr_t dest_addr,
 			       void *context)
 {
 #if FDV_EP_RSTREAM
 	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+		return fdr_msg_sendv(ep, iov, desc, count, dest_addr, context);
 #endif
 	return fdv_msg_sendv(ep, iov, desc, count, dest_addr, context);
 }
 
-static inline ssize_t fi_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
+FDV_INLINE ssize_t fi_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				 uint64_t flags)
 {
 #if FDV_EP_RSTREAM
 	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+		return fdr_msg_sendmsg(ep, msg, flags);
 #endif
 	return fdv_msg_sendmsg(ep, msg, flags);
 }
 
-static inline ssize_t fi_inject(struct fid_ep *ep, const void *buf, size_t len,
+FDV_INLINE ssize_t fi_inject(struct fid_ep *ep, const void *buf, size_t len,
 				fi_addr_t dest_addr)
 {
 #if FDV_EP_RSTREAM
@@ -216,7 +220,7 @@ static inline ssize_t fi_inject(struct fid_ep *ep, const void *buf, size_t len,
 	return fdv_msg_inject(ep, buf, len, dest_addr);
 }
 
-static inline ssize_t fi_senddata(struct fid_ep *ep, const void *buf,
+FDV_INLINE ssize_t fi_senddata(struct fid_ep *ep, const void *buf,
 				  size_t len, void *desc, uint64_t data,
 				  fi_addr_t dest_addr, void *context)
 {
@@ -227,7 +231,7 @@ static inline ssize_t fi_senddata(struct fid_ep *ep, const void *buf,
 	return fdv_msg_senddata(ep, buf, len, desc, data, dest_addr, context);
 }
 
-static inline ssize_t fi_injectdata(struct fid_ep *ep, const void *buf,
+FDV_INLINE ssize_t fi_injectdata(struct fid_ep *ep, const void *buf,
 				    size_t len, uint64_t data,
 				    fi_addr_t dest_addr)
 {

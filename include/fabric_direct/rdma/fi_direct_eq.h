@@ -88,44 +88,44 @@ static inline const char *fi_eq_strerror(struct fid_eq *eq, int prov_errno,
 	return eq->ops->strerror(eq, prov_errno, err_data, buf, len);
 }
 
-static inline ssize_t fi_cq_read(struct fid_cq *cq, void *buf, size_t count)
+FDV_INLINE ssize_t fi_cq_read(struct fid_cq *cq, void *buf, size_t count)
 {
 	return fdv_cq_read(cq, buf, count);
 }
 
-static inline ssize_t fi_cq_readfrom(struct fid_cq *cq, void *buf,
+FDV_INLINE ssize_t fi_cq_readfrom(struct fid_cq *cq, void *buf,
 				     size_t count, fi_addr_t *src_addr)
 {
 	return fdv_cq_readfrom(cq, buf, count, src_addr);
 }
 
-static inline ssize_t fi_cq_readerr(struct fid_cq *cq,
+FDV_INLINE ssize_t fi_cq_readerr(struct fid_cq *cq,
 				    struct fi_cq_err_entry *buf,
 				    uint64_t flags)
 {
 	return fdv_cq_readerr(cq, buf, flags);
 }
 
-static inline ssize_t fi_cq_sread(struct fid_cq *cq, void *buf,
+FDV_INLINE ssize_t fi_cq_sread(struct fid_cq *cq, void *buf,
 				  size_t count, const void *cond,
 				  int timeout)
 {
 	return fdv_cq_sread(cq, buf, count, cond, timeout);
 }
 
-static inline ssize_t fi_cq_sreadfrom(struct fid_cq *cq, void *buf,
+FDV_INLINE ssize_t fi_cq_sreadfrom(struct fid_cq *cq, void *buf,
 				      size_t count, fi_addr_t *src_addr,
 				      const void *cond, int timeout)
 {
 	return fdv_cq_sreadfrom(cq, buf, count, src_addr, cond, timeout);
 }
 
-static inline int fi_cq_signal(struct fid_cq *cq)
+FDV_INLINE int fi_cq_signal(struct fid_cq *cq)
 {
 	return fdv_cq_signal(cq);
 }
 
-static inline const char *fi_cq_strerror(struct fid_cq *cq, int prov_errno,
+FDV_INLINE const char *fi_cq_strerror(struct fid_cq *cq, int prov_errno,
 					 const void *err_data, char *buf,
 					 size_t len)
 {

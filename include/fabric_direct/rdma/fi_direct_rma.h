@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-static inline ssize_t fi_read(struct fid_ep *ep, void *buf, size_t len,
+FDV_INLINE ssize_t fi_read(struct fid_ep *ep, void *buf, size_t len,
 			      void *desc, fi_addr_t src_addr, uint64_t addr,
 			      uint64_t key, void *context)
 {
@@ -29,7 +29,7 @@ static inline ssize_t fi_read(struct fid_ep *ep, void *buf, size_t len,
 	return fdv_rma_read(ep, buf, len, desc, src_addr, addr, key, context);
 }
 
-static inline ssize_t fi_readv(struct fid_ep *ep, const struct iovec *iov,
+FDV_INLINE ssize_t fi_readv(struct fid_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, fi_addr_t src_addr,
 			       uint64_t addr, uint64_t key, void *context)
 {
@@ -40,7 +40,7 @@ static inline ssize_t fi_readv(struct fid_ep *ep, const struct iovec *iov,
 	return fdv_rma_readv(ep, iov, desc, count, src_addr, addr, key, context);
 }
 
-static inline ssize_t fi_readmsg(struct fid_ep *ep,
+FDV_INLINE ssize_t fi_readmsg(struct fid_ep *ep,
 				 const struct fi_msg_rma *msg, uint64_t flags)
 {
 #if FDV_EP_RSTREAM
@@ -50,7 +50,7 @@ static inline ssize_t fi_readmsg(struct fid_ep *ep,
 	return fdv_rma_readmsg(ep, msg, flags);
 }
 
-static inline ssize_t fi_write(struct fid_ep *ep, const void *buf, size_t len,
+FDV_INLINE ssize_t fi_write(struct fid_ep *ep, const void *buf, size_t len,
 			       void *desc, fi_addr_t dest_addr, uint64_t addr,
 			       uint64_t key, void *context)
 {
@@ -61,7 +61,7 @@ static inline ssize_t fi_write(struct fid_ep *ep, const void *buf, size_t len,
 	return fdv_rma_write(ep, buf, len, desc, dest_addr, addr, key, context);
 }
 
-static inline ssize_t fi_writev(struct fid_ep *ep, const struct iovec *iov,
+FDV_INLINE ssize_t fi_writev(struct fid_ep *ep, const struct iovec *iov,
 				void **desc, size_t count, fi_addr_t dest_addr,
 				uint64_t addr, uint64_t key, void *context)
 {
@@ -72,7 +72,7 @@ static inline ssize_t fi_writev(struct fid_ep *ep, const struct iovec *iov,
 	return fdv_rma_writev(ep, iov, desc, count, dest_addr, addr, key, context);
 }
 
-static inline ssize_t fi_writemsg(struct fid_ep *ep,
+FDV_INLINE ssize_t fi_writemsg(struct fid_ep *ep,
 				  const struct fi_msg_rma *msg, uint64_t flags)
 {
 #if FDV_EP_RSTREAM
@@ -82,7 +82,7 @@ static inline ssize_t fi_writemsg(struct fid_ep *ep,
 	return fdv_rma_writemsg(ep, msg, flags);
 }
 
-static inline ssize_t fi_inject_write(struct fid_ep *ep, const void *buf,
+FDV_INLINE ssize_t fi_inject_write(struct fid_ep *ep, const void *buf,
 				      size_t len, fi_addr_t dest_addr,
 				      uint64_t addr, uint64_t key)
 {
@@ -93,7 +93,7 @@ static inline ssize_t fi_inject_write(struct fid_ep *ep, const void *buf,
 	return fdv_rma_inject(ep, buf, len, dest_addr, addr, key);
 }
 
-static inline ssize_t fi_writedata(struct fid_ep *ep, const void *buf,
+FDV_INLINE ssize_t fi_writedata(struct fid_ep *ep, const void *buf,
 				   size_t len, void *desc, uint64_t data,
 				   fi_addr_t dest_addr, uint64_t addr,
 				   uint64_t key, void *context)
@@ -105,7 +105,7 @@ static inline ssize_t fi_writedata(struct fid_ep *ep, const void *buf,
 	return fdv_rma_writedata(ep, buf, len, desc, data, dest_addr, addr, key, context);
 }
 
-static inline ssize_t fi_inject_writedata(struct fid_ep *ep, const void *buf,
+FDV_INLINE ssize_t fi_inject_writedata(struct fid_ep *ep, const void *buf,
 					  size_t len, uint64_t data,
 					  fi_addr_t dest_addr, uint64_t addr,
 					  uint64_t key)

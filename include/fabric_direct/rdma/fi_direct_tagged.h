@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-static inline ssize_t fi_trecv(struct fid_ep *ep, void *buf, size_t len,
+FDV_INLINE ssize_t fi_trecv(struct fid_ep *ep, void *buf, size_t len,
 			       void *desc, fi_addr_t src_addr, uint64_t tag,
 			       uint64_t ignore, void *context)
 {
@@ -37,7 +37,7 @@ static inline ssize_t fi_trecv(struct fid_ep *ep, void *buf, size_t len,
 	return -FI_ENOSYS;
 }
 
-static inline ssize_t fi_trecvv(struct fid_ep *ep, const struct iovec *iov,
+FDV_INLINE ssize_t fi_trecvv(struct fid_ep *ep, const struct iovec *iov,
 				void **desc, size_t count, fi_addr_t src_addr,
 				uint64_t tag, uint64_t ignore, void *context)
 {
@@ -56,7 +56,7 @@ static inline ssize_t fi_trecvv(struct fid_ep *ep, const struct iovec *iov,
 	return -FI_ENOSYS;
 }
 
-static inline ssize_t fi_trecvmsg(struct fid_ep *ep,
+FDV_INLINE ssize_t fi_trecvmsg(struct fid_ep *ep,
 				  const struct fi_msg_tagged *msg,
 				  uint64_t flags)
 {
@@ -70,7 +70,7 @@ static inline ssize_t fi_trecvmsg(struct fid_ep *ep,
 	return -FI_ENOSYS;
 }
 
-static inline ssize_t fi_tsend(struct fid_ep *ep, const void *buf, size_t len,
+FDV_INLINE ssize_t fi_tsend(struct fid_ep *ep, const void *buf, size_t len,
 			       void *desc, fi_addr_t dest_addr, uint64_t tag,
 			       void *context)
 {
@@ -88,7 +88,7 @@ static inline ssize_t fi_tsend(struct fid_ep *ep, const void *buf, size_t len,
 	return -FI_ENOSYS;
 }
 
-static inline ssize_t fi_tsendv(struct fid_ep *ep, const struct iovec *iov,
+FDV_INLINE ssize_t fi_tsendv(struct fid_ep *ep, const struct iovec *iov,
 				void **desc, size_t count, fi_addr_t dest_addr,
 				uint64_t tag, void *context)
 {
@@ -106,7 +106,7 @@ static inline ssize_t fi_tsendv(struct fid_ep *ep, const struct iovec *iov,
 	return -FI_ENOSYS;
 }
 
-static inline ssize_t fi_tsendmsg(struct fid_ep *ep,
+FDV_INLINE ssize_t fi_tsendmsg(struct fid_ep *ep,
 				  const struct fi_msg_tagged *msg,
 				  uint64_t flags)
 {
@@ -120,7 +120,7 @@ static inline ssize_t fi_tsendmsg(struct fid_ep *ep,
 	return -FI_ENOSYS;
 }
 
-static inline ssize_t fi_tinject(struct fid_ep *ep, const void *buf,
+FDV_INLINE ssize_t fi_tinject(struct fid_ep *ep, const void *buf,
 				 size_t len, fi_addr_t dest_addr, uint64_t tag)
 {
 	(void)ep;
@@ -135,7 +135,7 @@ static inline ssize_t fi_tinject(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static inline ssize_t fi_tsenddata(struct fid_ep *ep, const void *buf,
+FDV_INLINE ssize_t fi_tsenddata(struct fid_ep *ep, const void *buf,
 				   size_t len, void *desc, uint64_t data,
 				   fi_addr_t dest_addr, uint64_t tag,
 				   void *context)
@@ -155,7 +155,7 @@ static inline ssize_t fi_tsenddata(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static inline ssize_t fi_tinjectdata(struct fid_ep *ep, const void *buf,
+FDV_INLINE ssize_t fi_tinjectdata(struct fid_ep *ep, const void *buf,
 				     size_t len, uint64_t data,
 				     fi_addr_t dest_addr, uint64_t tag)
 {
