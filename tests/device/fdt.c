@@ -36,7 +36,9 @@ struct fi_info *fdt_hints(void)
 		FDT_FAIL("fi_allocinfo");
 	hints->ep_attr->type = FI_EP_MSG;
 	hints->caps = FI_MSG;
-	hints->mode = FI_CONTEXT;
+	/* Both are modes this library can live without; upstream's verbs
+	 * provider insists on FI_RX_CQ_DATA for remote CQ data. */
+	hints->mode = FI_CONTEXT | FI_RX_CQ_DATA;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	hints->fabric_attr->prov_name = strdup("verbs");
@@ -53,6 +55,12 @@ static int fdt_exit_code(int status)
 
 /* The fork comes before any verbs call: a child must not inherit device
  * contexts opened by its parent (verbs refuses commands on them). */
+/* FDT_ROLE=server runs only the server and prints "FDT_PORT <port>";
+ * FDT_ROLE=client with FDT_PORT=<port> runs only the client. Two builds of
+ * one test (this library, upstream libfabric) then talk to each other. */
+static int fdt_run_role(const char *role, struct fi_info *hints, fdt_fn server,
+			fdt_fn client, void *arg);
+
 int fdt_run_pair(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg)
 {
 	struct fdt_side srv, cli;
@@ -63,6 +71,8 @@ int fdt_run_pair(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg)
 	int pfd[2], status, rc;
 	pid_t pid;
 
+	if (getenv("FDT_ROLE"))
+		return fdt_run_role(getenv("FDT_ROLE"), hints, server, client, arg);
 	if (pipe(pfd))
 		FDT_FAIL("pipe");
 	fflush(NULL);
@@ -115,6 +125,39 @@ int fdt_run_pair(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg)
 	if (waitpid(pid, &status, 0) < 0)
 		FDT_FAIL("waitpid");
 	return fdt_exit_code(status);
+}
+
+static int fdt_run_role(const char *role, struct fi_info *hints, fdt_fn server,
+			fdt_fn client, void *arg)
+{
+	struct fdt_side side;
+	const char *addr = fdt_addr();
+	struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
+	struct sockaddr_storage ss;
+	size_t sslen = sizeof(ss);
+
+	memset(&side, 0, sizeof(side));
+	side.hints = hints;
+	if (!strcmp(role, "server")) {
+		side.is_server = 1;
+		FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, "0", FI_SOURCE, hints, &side.info));
+		FDT_OK(fi_fabric(side.info->fabric_attr, &side.fabric, NULL));
+		FDT_OK(fi_eq_open(side.fabric, &ea, &side.eq, NULL));
+		FDT_OK(fi_passive_ep(side.fabric, side.info, &side.pep, NULL));
+		FDT_OK(fi_pep_bind(side.pep, &side.eq->fid, 0));
+		FDT_OK(fi_listen(side.pep));
+		FDT_OK(fi_getname(&side.pep->fid, &ss, &sslen));
+		printf("FDT_PORT %u\n", ntohs(((struct sockaddr_in *)&ss)->sin_port));
+		fflush(stdout);
+		return server(&side, arg);
+	}
+	if (!strcmp(role, "client") && getenv("FDT_PORT")) {
+		FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, getenv("FDT_PORT"), 0, hints, &side.info));
+		FDT_OK(fi_fabric(side.info->fabric_attr, &side.fabric, NULL));
+		FDT_OK(fi_eq_open(side.fabric, &ea, &side.eq, NULL));
+		return client(&side, arg);
+	}
+	FDT_FAIL("FDT_ROLE must be server, or client with FDT_PORT set");
 }
 
 int fdt_run_pair_fresh(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg)
@@ -573,4 +616,24 @@ void fdt_wait_shutdown(struct fdt_side *side)
 	uint8_t buf[sizeof(struct fi_eq_cm_entry) + 64];
 
 	fdt_wait_event(side, FI_SHUTDOWN, buf, sizeof(buf));
+}
+
+int fdt_run_isolated(int (*fn)(void *arg), void *arg)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		FDT_FAIL("fork");
+	if (pid == 0) {
+		int rc = fn(arg);
+
+		fflush(NULL);
+		_exit(rc);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		FDT_FAIL("waitpid");
+	return fdt_exit_code(status);
 }

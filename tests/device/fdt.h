@@ -173,6 +173,11 @@ int fdt_wait_cq_ms(struct fid_cq *cq, void *entry, struct fi_cq_err_entry *err, 
  * shows up. For operations that must not complete (injects). */
 void fdt_cq_expect_quiet(struct fid_cq *cq, int ms, const char *what);
 
+/* Run fn(arg) in a forked child and return its exit code: lets one test
+ * run several fdt_run_pair rounds, each from a process that has not used
+ * the device yet. */
+int fdt_run_isolated(int (*fn)(void *arg), void *arg);
+
 /* Wait for one FI_SHUTDOWN on side->eq; any other event fails the test. */
 void fdt_wait_shutdown(struct fdt_side *side);
 

