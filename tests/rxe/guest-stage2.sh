@@ -60,6 +60,10 @@ echo "boot $UPTIME" > "$JOB/timing"
 # --- the test bed: two veth ends, one rxe device on each -----------------
 read -r ADDR0 < "$JOB/addr0" || fail "no addr0 in job dir"
 read -r ADDR1 < "$JOB/addr1" || fail "no addr1 in job dir"
+SETUP=1
+[ -e "$JOB/bare" ] && SETUP=0
+
+if [ "$SETUP" = 1 ]; then
 
 type -P ip > /dev/null || fail "ip (iproute2) not found in the host root"
 type -P rdma > /dev/null || fail "rdma (iproute2) not found in the host root"
@@ -92,6 +96,9 @@ for dev in rxe0 rxe1; do
 done
 [ -e /dev/infiniband/uverbs0 ] || fail "no /dev/infiniband/uverbs0 (ib_uverbs not loaded?)"
 [ -e /dev/infiniband/rdma_cm ] || fail "no /dev/infiniband/rdma_cm (rdma_ucm not loaded?)"
+else
+	ip link set lo up || fail "cannot bring lo up"
+fi
 
 # --- the command's environment: the host's, minus shell internals ---------
 # Start from an empty environment so that nothing of the kernel's init
