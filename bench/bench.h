@@ -167,9 +167,10 @@ int bk_post_recv(struct bk *b);
 /* One poll of the send (tx=1) or receive CQ: 1 when a completion was
  * reaped, 0 when the queue was empty. */
 int bk_poll(struct bk *b, int tx);
-/* Same call, on a queue known to be empty: calibrates the cost of an empty
- * poll separately, because how often the loops find the queue empty
- * depends on timing. */
+/* Same call, on a CQ of the same kind that nothing is bound to: calibrates
+ * the cost of an empty poll separately, because how often the loops find a
+ * queue empty depends on timing. (Probing the real queues would race with
+ * the peer's next message.) */
 int bk_poll_empty(struct bk *b, int tx);
 /* A BM_CG_BEGIN/END pair around nothing: the cost of the brackets. */
 void bk_nop(void);

@@ -755,8 +755,8 @@ static void bm_cg_finish(struct bm_run *r, enum bm_test t, size_t len)
 	char tag[128];
 	int dirty = 0;
 
-	/* Both queues are empty after the barrier: calibrate an empty poll
-	 * and the brackets, then dump everything collected for this size. */
+	/* Calibrate an empty poll and the brackets, then dump everything
+	 * collected for this size. */
 	bm_cg = 1;
 	for (int i = 0; i < BM_PROBES; i++) {
 		dirty |= bk_poll_empty(r->b, 0);

@@ -63,6 +63,7 @@ struct bk {
 	struct fid_pep *pep;
 	struct fid_domain *domain;
 	struct fid_cq *txcq, *rxcq;
+	struct fid_cq *probecq;	/* bound to nothing: always empty */
 	struct fid_ep *ep;
 	struct fid_mr *rxmr, *txmr;
 	void *rx_desc, *tx_desc;
@@ -149,6 +150,7 @@ static void bk_open_ep(struct bk *b, struct fi_info *info)
 	ca.wait_obj = FI_WAIT_NONE;
 	BK_CHECK(fi_cq_open(b->domain, &ca, &b->txcq, NULL));
 	BK_CHECK(fi_cq_open(b->domain, &ca, &b->rxcq, NULL));
+	BK_CHECK(fi_cq_open(b->domain, &ca, &b->probecq, NULL));
 	BK_CHECK(fi_endpoint(b->domain, info, &b->ep, NULL));
 	BK_CHECK(fi_ep_bind(b->ep, &b->eq->fid, 0));
 	BK_CHECK(fi_ep_bind(b->ep, &b->txcq->fid, FI_TRANSMIT));
@@ -179,10 +181,11 @@ static void bk_open_ep(struct bk *b, struct fi_info *info)
 	BK_CHECK(fi_recv(b->ep, b->rx, b->buflen, b->rx_desc, 0, &b->rx_ctx));
 }
 
+/* Generous timeouts: under valgrind a peer may need minutes to get here. */
 static ssize_t bk_wait_event(struct bk *b, uint32_t want, void *buf, size_t len)
 {
 	uint32_t ev;
-	ssize_t rc = fi_eq_sread(b->eq, &ev, buf, len, 30000, 0);
+	ssize_t rc = fi_eq_sread(b->eq, &ev, buf, len, 600000, 0);
 
 	if (rc == -FI_EAVAIL) {
 		struct fi_eq_err_entry err = { 0 };
@@ -315,6 +318,8 @@ void bk_close(struct bk *b)
 		fi_close(&b->txcq->fid);
 	if (b->rxcq)
 		fi_close(&b->rxcq->fid);
+	if (b->probecq)
+		fi_close(&b->probecq->fid);
 	if (b->pep)
 		fi_close(&b->pep->fid);
 	if (b->domain)
@@ -491,7 +496,7 @@ static unsigned long bk_empty_calls;
 
 BM_NOINLINE int bk_poll_empty(struct bk *b, int tx)
 {
-	struct fid_cq *cq = tx ? b->txcq : b->rxcq;
+	struct fid_cq *cq = b->probecq;
 	union bk_cq_entry e;
 	ssize_t rc;
 

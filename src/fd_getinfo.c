@@ -206,6 +206,7 @@ static int fd_finish_entries(struct fi_info *list, uint32_t version,
 		if (!fi->fabric_attr->prov_version)
 			fi->fabric_attr->prov_version = FD_PROV_VERSION;
 	}
+	fd_info_for_version(list, version);
 	return 0;
 }
 

@@ -1,0 +1,422 @@
+#!/usr/bin/env python3
+"""Turn the raw outputs of bench/vm-session.sh into the comparison tables,
+CSV/JSON summaries and gnuplot PNGs.
+
+    report.py OUT [--only latency|instructions] [--no-plots]
+
+OUT is the directory vm-session.sh wrote. Results go to OUT/summary/ and
+the tables to stdout (and OUT/summary/report.txt).
+"""
+import argparse
+import csv
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+VARIANTS = ["rawverbs", "direct", "off", "upstream"]
+TESTS = ["send", "inject", "write", "writedata", "read", "atomic"]
+
+
+# --------------------------------------------------------------------------
+# latency
+# --------------------------------------------------------------------------
+def load_latency(out):
+    rows = {}
+    for v in VARIANTS:
+        path = os.path.join(out, "latency", v + ".csv")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                key = (r["test"], int(r["bytes"]))
+                rows.setdefault(key, {})[v] = {
+                    k: float(r[k]) for k in r
+                    if k.endswith("_us") or k in ("usec_per_xfer", "mb_per_s")
+                }
+    return rows
+
+
+def parse_perftest(path):
+    """Last result line of a perftest latency run: bytes iters t_min t_max
+    t_typical t_avg t_stdev p99 p99.9 (already one-way for send/write)."""
+    res = None
+    try:
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 9 and p[0].isdigit() and p[1].isdigit():
+                    try:
+                        vals = [float(x) for x in p[2:9]]
+                    except ValueError:
+                        continue
+                    res = dict(zip(["t_min_us", "t_max_us", "t_typical_us",
+                                    "t_avg_us", "t_stdev_us", "t_p99_us",
+                                    "t_p999_us"], vals))
+    except OSError:
+        return None
+    return res
+
+
+def parse_usec_per_xfer(path, col_name="usec/xfer"):
+    """fi_pingpong and rstream print a header naming usec/xfer; take the
+    value under it from the last data line."""
+    res = None
+    try:
+        with open(path) as f:
+            idx = None
+            for line in f:
+                p = line.split()
+                if col_name in p:
+                    idx = p.index(col_name)
+                    continue
+                if idx is not None and len(p) > idx:
+                    try:
+                        res = {"usec_per_xfer": float(p[idx])}
+                    except ValueError:
+                        pass
+    except OSError:
+        return None
+    return res
+
+
+def load_tools(out):
+    tools = {}
+    for path in glob.glob(os.path.join(out, "tools", "*.txt")):
+        m = re.match(r"(.+)-(\d+)\.txt$", os.path.basename(path))
+        if not m:
+            continue
+        name, size = m.group(1), int(m.group(2))
+        if name.startswith("ib_"):
+            r = parse_perftest(path)
+        else:
+            r = parse_usec_per_xfer(path)
+        if r:
+            tools.setdefault(name, {})[size] = r
+    return tools
+
+
+def fmt(x, w=9, prec=2):
+    return ("%*.*f" % (w, prec, x)) if x is not None else "%*s" % (w, "-")
+
+
+def ratio(x, base):
+    if x is None or not base:
+        return None
+    return x / base
+
+
+def latency_tables(lat, tools):
+    lines = []
+    lines.append("Latency, one-way t_typical (median of per-iteration round trips / 2;")
+    lines.append("read and atomic: whole round trip), microseconds; (x) = ratio to raw verbs.")
+    lines.append("ib_*_lat: perftest t_typical, same statistic. fi_pingpong, rstream: their")
+    lines.append("usec/xfer (mean of the whole loop per transfer, fabtests style), next to our")
+    lines.append("own usec/xfer column (u/x) for the same variant.")
+    # which external tool pairs with which test
+    ext = {"send": ["ib_send_lat", "fi_pingpong", "rstream"], "write": ["ib_write_lat"]}
+    for t in TESTS:
+        sizes = sorted(s for (tt, s) in lat if tt == t)
+        if not sizes:
+            continue
+        cols = [v for v in VARIANTS if any(v in lat[(t, s)] for s in sizes)]
+        tcols = ext.get(t, [])
+        lines.append("")
+        hdr = "%-9s %8s" % (t, "bytes")
+        for v in cols:
+            hdr += " %9s %7s" % (v, "(x)")
+        if t == "send":
+            hdr += " %9s" % "u/x dir"
+            hdr += " %9s" % "u/x up"
+        for tc in tcols:
+            hdr += " %12s" % tc
+        lines.append(hdr)
+        for s in sizes:
+            row = lat[(t, s)]
+            base = row.get("rawverbs", {}).get("t_typical_us")
+            line = "%-9s %8d" % ("", s)
+            for v in cols:
+                x = row.get(v, {}).get("t_typical_us")
+                r = ratio(x, base)
+                line += " %s %7s" % (fmt(x), ("%.2fx" % r) if r else "-")
+            if t == "send":
+                line += " %s" % fmt(row.get("direct", {}).get("usec_per_xfer"))
+                line += " %s" % fmt(row.get("upstream", {}).get("usec_per_xfer"))
+            for tc in tcols:
+                tr = tools.get(tc, {}).get(s)
+                if tr is None:
+                    line += " %12s" % "-"
+                elif "t_typical_us" in tr:
+                    line += " %12.2f" % tr["t_typical_us"]
+                else:
+                    line += " %12.2f" % tr["usec_per_xfer"]
+            lines.append(line)
+    return lines
+
+
+# --------------------------------------------------------------------------
+# instructions (callgrind)
+# --------------------------------------------------------------------------
+FUNCS = ("bk_post", "bk_post_recv", "bk_poll", "bk_poll_empty", "bk_nop")
+LINE_RE = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+(\S*?)(fd_pingpong|rawverbs_pingpong)\.c:(bk_\w+)\s+\[")
+
+
+def annotate(path):
+    """Inclusive Ir of our bracketed bk_* functions in one dump."""
+    tag = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("desc: Trigger: Client Request: "):
+                tag = line.split("Client Request: ", 1)[1].strip()
+                break
+            if line.startswith("events:"):
+                break
+    if not tag or not tag.startswith("fdpp:"):
+        return None, None
+    try:
+        # From the dump's own directory: run where the sources are reachable
+        # by relative path, callgrind_annotate splits a function's cost
+        # between two names.
+        txt = subprocess.run(["callgrind_annotate", "--auto=no", "--inclusive=yes",
+                              "--threshold=100", os.path.abspath(path)],
+                             capture_output=True, text=True, check=True,
+                             cwd=os.path.dirname(os.path.abspath(path))).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        print("report: callgrind_annotate %s failed: %s" % (path, e), file=sys.stderr)
+        return tag, None
+    ir = {fn: 0 for fn in FUNCS}
+    for line in txt.splitlines():
+        m = LINE_RE.match(line)
+        if m and m.group(4) in ir:
+            ir[m.group(4)] = max(ir[m.group(4)], int(m.group(1).replace(",", "")))
+    return tag, ir
+
+
+def load_counts(out):
+    counts = {}
+    for log in glob.glob(os.path.join(out, "callgrind", "*", "run.log")):
+        with open(log) as f:
+            for line in f:
+                if not line.startswith("#CG "):
+                    continue
+                kv = dict(p.split("=", 1) for p in line.split()[1:])
+                counts[kv["tag"]] = {k: int(v) for k, v in kv.items() if k != "tag"}
+    return counts
+
+
+def instructions(out):
+    counts = load_counts(out)
+    res = []
+    for path in sorted(glob.glob(os.path.join(out, "callgrind", "*", "cg.*.*"))):
+        tag, ir = annotate(path)
+        if not tag or ir is None or tag not in counts:
+            continue
+        _, variant, side, test, size = tag.split(":")
+        n = counts[tag]
+        nop = ir["bk_nop"] / n["nops"] if n["nops"] else 0.0
+        empty_raw = ir["bk_poll_empty"] / n["probes"] if n["probes"] else 0.0
+        calls = n["posts"] + n["recv_posts"] + n["reaps"]
+        post = ir["bk_post"] / n["posts"] - nop if n["posts"] else None
+        recv = ir["bk_post_recv"] / n["recv_posts"] - nop if n["recv_posts"] else None
+        reap_total = ir["bk_poll"] - n["empties"] * empty_raw
+        reap = reap_total / n["reaps"] - nop if n["reaps"] else None
+        rt = (ir["bk_post"] + ir["bk_post_recv"] + reap_total - nop * calls) / n["iters"]
+        res.append({
+            "variant": variant, "side": side, "test": test, "bytes": int(size),
+            "iters": n["iters"], "posts": n["posts"], "recv_posts": n["recv_posts"],
+            "reaps": n["reaps"], "empties": n["empties"],
+            "post": post, "recv_post": recv, "reap": reap,
+            "empty_poll": empty_raw - nop, "round_trip": rt,
+            "bracket": nop, "dirty_probe": n.get("dirty", 0),
+        })
+    return res
+
+
+def instruction_table(ins, side="client"):
+    lines = []
+    lines.append("User-space instructions per operation (callgrind, %s side; the call" % side)
+    lines.append("and everything under it: libfabric, libibverbs, the rxe user driver, libc's")
+    lines.append("write wrapper; bracket cost subtracted). round trip = posts + receive")
+    lines.append("reposts + completions reaped in one iteration, empty polls excluded")
+    lines.append("(their number depends on timing; 'empty' gives their unit cost).")
+    by = {}
+    for r in ins:
+        if r["side"] == side:
+            by[(r["test"], r["bytes"], r["variant"])] = r
+    keys = sorted({(t, b) for (t, b, _) in by}, key=lambda k: (TESTS.index(k[0]) if k[0] in TESTS else 99, k[1]))
+    lines.append("")
+    lines.append("%-10s %6s %-9s %8s %8s %8s %8s %10s %8s" % (
+        "test", "bytes", "variant", "post", "recvpost", "reap", "empty", "roundtrip", "vs raw"))
+    for (t, b) in keys:
+        base = by.get((t, b, "rawverbs"), {}).get("round_trip")
+        for v in VARIANTS:
+            r = by.get((t, b, v))
+            if not r:
+                continue
+            rr = ratio(r["round_trip"], base)
+            lines.append("%-10s %6d %-9s %s %s %s %s %s %8s" % (
+                t, b, v, fmt(r["post"], 8, 1), fmt(r["recv_post"], 8, 1),
+                fmt(r["reap"], 8, 1), fmt(r["empty_poll"], 8, 1),
+                fmt(r["round_trip"], 10, 1), ("%.2fx" % rr) if rr else "-"))
+        lines.append("")
+    return lines
+
+
+# --------------------------------------------------------------------------
+# output files and plots
+# --------------------------------------------------------------------------
+def write_latency_csv(path, lat, tools):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["source", "test", "bytes", "t_typical_us", "t_avg_us", "t_p99_us",
+                    "t_p999_us", "t_min_us", "usec_per_xfer", "ratio_typical_vs_raw"])
+        for (t, s) in sorted(lat, key=lambda k: (TESTS.index(k[0]) if k[0] in TESTS else 99, k[1])):
+            base = lat[(t, s)].get("rawverbs", {}).get("t_typical_us")
+            for v, r in sorted(lat[(t, s)].items()):
+                rr = ratio(r.get("t_typical_us"), base)
+                w.writerow([v, t, s, r.get("t_typical_us"), r.get("t_avg_us"),
+                            r.get("t_p99_us"), r.get("t_p999_us"), r.get("t_min_us"),
+                            r.get("usec_per_xfer"), "%.3f" % rr if rr else ""])
+        for name, by in sorted(tools.items()):
+            test = "write" if "write" in name else "send"
+            for s, r in sorted(by.items()):
+                w.writerow([name, test, s, r.get("t_typical_us", ""), r.get("t_avg_us", ""),
+                            r.get("t_p99_us", ""), r.get("t_p999_us", ""),
+                            r.get("t_min_us", ""), r.get("usec_per_xfer", ""), ""])
+
+
+def write_instr_csv(path, ins):
+    keys = ["variant", "side", "test", "bytes", "iters", "posts", "recv_posts", "reaps",
+            "empties", "post", "recv_post", "reap", "empty_poll", "round_trip", "bracket",
+            "dirty_probe"]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        for r in ins:
+            w.writerow({k: (("%.1f" % r[k]) if isinstance(r[k], float) else r[k]) for k in keys})
+
+
+def plots(summary, lat, tools, ins):
+    gp = shutil.which("gnuplot")
+    if not gp:
+        print("report: gnuplot not installed, no PNGs (apt-get install gnuplot-nox)",
+              file=sys.stderr)
+        return []
+    made = []
+    script = ["set terminal pngcairo size 1000,650 noenhanced" if has_cairo(gp)
+              else "set terminal png size 1000,650 noenhanced",
+              "set logscale x 2", "set logscale y", "set grid",
+              "set key top left", "set xlabel 'message size (bytes)'",
+              "set datafile missing '-'"]
+    for t in TESTS:
+        sizes = sorted(s for (tt, s) in lat if tt == t)
+        if not sizes:
+            continue
+        series = [v for v in VARIANTS if any(v in lat[(t, s)] for s in sizes)]
+        extra = {"send": ["ib_send_lat"], "write": ["ib_write_lat"]}.get(t, [])
+        dat = os.path.join(summary, "latency-%s.dat" % t)
+        with open(dat, "w") as f:
+            f.write("# bytes " + " ".join(series + extra) + "\n")
+            for s in sizes:
+                vals = [lat[(t, s)].get(v, {}).get("t_typical_us") for v in series]
+                vals += [tools.get(e, {}).get(s, {}).get("t_typical_us") for e in extra]
+                f.write("%d %s\n" % (s, " ".join("-" if x is None else "%.3f" % x for x in vals)))
+        png = os.path.join(summary, "latency-%s.png" % t)
+        script.append("set output '%s'" % png)
+        script.append("set title 'Soft-RoCE (TCG VM) %s latency, t_typical%s'" %
+                      (t, "" if t in ("read", "atomic") else " one-way"))
+        script.append("set ylabel 'microseconds'")
+        cols = ["'%s' using 1:%d with linespoints title '%s'" % (dat, i + 2, name)
+                for i, name in enumerate(series + extra)]
+        script.append("plot " + ", ".join(cols))
+        made.append(png)
+    # instructions per round trip, client side, grouped by test
+    rows = {}
+    for r in ins:
+        if r["side"] == "client":
+            rows.setdefault("%s-%d" % (r["test"], r["bytes"]), {})[r["variant"]] = r["round_trip"]
+    if rows:
+        dat = os.path.join(summary, "instructions.dat")
+        labels = sorted(rows, key=lambda k: (TESTS.index(k.split("-")[0])
+                                             if k.split("-")[0] in TESTS else 99,
+                                             int(k.split("-")[1])))
+        with open(dat, "w") as f:
+            f.write("# case " + " ".join(VARIANTS) + "\n")
+            for k in labels:
+                f.write(k + " " + " ".join("-" if rows[k].get(v) is None else "%.1f" % rows[k][v]
+                                           for v in VARIANTS) + "\n")
+        png = os.path.join(summary, "instructions.png")
+        script += ["unset logscale", "set logscale y", "set output '%s'" % png,
+                   "set title 'user-space instructions per round trip (callgrind, client side)'",
+                   "set ylabel 'instructions'", "set xlabel ''",
+                   "set style data histogram", "set style histogram cluster gap 1",
+                   "set style fill solid 0.8 border -1", "set boxwidth 0.9",
+                   "set xtics rotate by -45", "set key top right",
+                   "plot " + ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, i + 2, v)
+                                       for i, v in enumerate(VARIANTS))]
+        made.append(png)
+    gpf = os.path.join(summary, "plots.gp")
+    with open(gpf, "w") as f:
+        f.write("\n".join(script) + "\n")
+    r = subprocess.run([gp, gpf], capture_output=True, text=True)
+    if r.returncode:
+        print("report: gnuplot failed:\n" + r.stderr, file=sys.stderr)
+        return []
+    return made
+
+
+def has_cairo(gp):
+    r = subprocess.run([gp, "-e", "set terminal"], capture_output=True, text=True)
+    return "pngcairo" in (r.stdout + r.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out")
+    ap.add_argument("--only", choices=["latency", "instructions"])
+    ap.add_argument("--no-plots", action="store_true")
+    a = ap.parse_args()
+    summary = os.path.join(a.out, "summary")
+    os.makedirs(summary, exist_ok=True)
+    report = []
+    lat, tools, ins = {}, {}, []
+    sess = os.path.join(a.out, "session.txt")
+    if os.path.exists(sess):
+        report += ["Session: " + l.rstrip() for l in open(sess)]
+        report.append("")
+    if a.only != "instructions":
+        lat = load_latency(a.out)
+        tools = load_tools(a.out)
+        if lat or tools:
+            report += latency_tables(lat, tools)
+            report.append("")
+            write_latency_csv(os.path.join(summary, "latency.csv"), lat, tools)
+    if a.only != "latency":
+        ins = instructions(a.out)
+        if ins:
+            report += instruction_table(ins, "client")
+            report += instruction_table(ins, "server")
+            write_instr_csv(os.path.join(summary, "instructions.csv"), ins)
+    with open(os.path.join(summary, "results.json"), "w") as f:
+        json.dump({
+            "latency": [dict(source=v, test=t, bytes=s, **r)
+                        for (t, s), by in sorted(lat.items()) for v, r in by.items()],
+            "tools": [dict(source=n, bytes=s, **r) for n, by in sorted(tools.items())
+                      for s, r in sorted(by.items())],
+            "instructions": ins,
+        }, f, indent=1)
+    pngs = [] if a.no_plots else plots(summary, lat, tools, ins)
+    text = "\n".join(report) + "\n"
+    with open(os.path.join(summary, "report.txt"), "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+    print("written: %s/{report.txt,latency.csv,instructions.csv,results.json}%s" % (
+        summary, (" and " + ", ".join(os.path.basename(p) for p in pngs)) if pngs else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+#!/bin/bash
+# bench/run-all.sh - run the benchmarks: one command from a fresh Debian 12
+# machine to the comparison table.
+#
+#   bench/run-all.sh [--full] [--out DIR] [--parts latency,tools,callgrind]
+#                    [--no-install] [--jobs N]
+#
+# 1. installs what is missing (scripts/install-deps.sh: perftest, valgrind,
+#    gnuplot-nox, libfabric-bin/-dev, rdmacm-utils, ...);
+# 2. builds its own trees: build/bench-direct (FABRIC_DIRECT=verbs, also
+#    holds fd_pingpong_upstream and rawverbs_pingpong) and build/bench-off;
+# 3. runs everything in ONE Soft-RoCE session (tests/rxe/run: real devices,
+#    host rdma_rxe, or a qemu VM): fd_pingpong in the direct, OFF and
+#    upstream builds, rawverbs_pingpong, perftest's ib_send_lat and
+#    ib_write_lat, Debian's fi_pingpong and rdma-core's rstream, then each
+#    variant once under callgrind;
+# 4. prints the comparison table (ratios against raw verbs) and writes CSV,
+#    JSON and PNG plots to the output directory (default
+#    build/bench-results).
+#
+# Default run: sizes 1 B..64 KiB, 1000 iterations; about 10-15 minutes on a
+# 2-core machine through the TCG VM. --full: 1 B..4 MiB, 5000 iterations.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+REPO=$(cd "$HERE/.." && pwd -P)
+OUT=$REPO/build/bench-results
+FULL=()
+PARTS=latency,tools,callgrind
+INSTALL=1
+JOBS=2
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--full) FULL=(--full) ;;
+	--out) OUT=$2; shift ;;
+	--out=*) OUT=${1#--out=} ;;
+	--parts) PARTS=$2; shift ;;
+	--no-install) INSTALL=0 ;;
+	--jobs) JOBS=$2; shift ;;
+	-h | --help)
+		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+		exit 0
+		;;
+	*) echo "run-all: unknown argument $1 (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+say() { printf '\n=== %s\n' "$*"; }
+t0=$(date +%s)
+
+if [ "$INSTALL" = 1 ]; then
+	say "dependencies"
+	bash "$REPO/scripts/install-deps.sh"
+	# Not in the project's list (yet): what only the benchmarks use.
+	missing=()
+	for p in perftest valgrind gnuplot-nox libfabric-bin libfabric-dev rdmacm-utils \
+		ibverbs-providers python3 cmake; do
+		dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "run-all: installing ${missing[*]}"
+		SUDO=
+		[ "$(id -u)" = 0 ] || SUDO=sudo
+		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends "${missing[@]}" > /dev/null
+	fi
+fi
+
+say "building build/bench-direct and build/bench-off"
+for v in direct off; do
+	mode=verbs
+	[ "$v" = off ] && mode=OFF
+	dir=$REPO/build/bench-$v
+	cmake -S "$REPO" -B "$dir" -DFABRIC_DIRECT=$mode -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DFABRIC_DIRECT_TESTS=OFF -DFABRIC_DIRECT_BENCH=ON > "$dir.cmake.log" 2>&1 ||
+		{ cat "$dir.cmake.log"; exit 1; }
+	targets=(fd_pingpong)
+	[ "$v" = direct ] && targets+=(rawverbs_pingpong fd_pingpong_upstream)
+	cmake --build "$dir" -j "$JOBS" --target "${targets[@]}" > "$dir.build.log" 2>&1 ||
+		{ tail -40 "$dir.build.log"; exit 1; }
+done
+[ -x "$REPO/build/bench-direct/bench/fd_pingpong_upstream" ] ||
+	echo "run-all: warning: no fd_pingpong_upstream (libfabric-dev missing?)"
+
+say "measuring in one Soft-RoCE session (parts: $PARTS)"
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd -P)
+# The output directory must be visible inside the VM: it is shared when it
+# lies outside the work tree.
+case $OUT/ in
+"$REPO"/*) ;;
+*) export FD_RXE_SHARE=${FD_RXE_SHARE:+$FD_RXE_SHARE:}$OUT ;;
+esac
+rm -rf "$OUT/latency" "$OUT/tools" "$OUT/callgrind" "$OUT/summary"
+"$REPO/tests/rxe/run" --timeout 3000 -- "$HERE/vm-session.sh" "$OUT" \
+	"$REPO/build/bench-direct" "$REPO/build/bench-off" ${FULL[@]+"${FULL[@]}"} \
+	--parts "$PARTS"
+
+say "report"
+python3 "$HERE/report.py" "$OUT"
+echo "run-all: done in $(( $(date +%s) - t0 )) s; results in $OUT"
