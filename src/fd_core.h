@@ -176,6 +176,16 @@ struct fi_info *fd_info_narrow(uint32_t version,
 			       const struct fi_info *prov_info,
 			       const struct fi_info *hints);
 
+/*
+ * Version negotiation (src/fd_version.c): clear in every entry of list
+ * what API 'version' does not define (caps, attribute fields, nic), so a
+ * caller never gets an answer newer than the version it asked for.
+ * fi_getinfo applies it to what every provider returns.
+ * fd_caps_unknown_to: the capability bits defined after 'version'.
+ */
+void fd_info_for_version(struct fi_info *list, uint32_t version);
+uint64_t fd_caps_unknown_to(uint32_t version);
+
 /* Capability classes of the fi_getinfo man page. */
 #define FD_PRIMARY_CAPS (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC |	\
 			 FI_MULTICAST | FI_NAMED_RX_CTX | FI_DIRECTED_RECV | \

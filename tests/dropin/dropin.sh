@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Debian's own libfabric programs (package libfabric-bin) over the drop-in
+# libfabric.so.1 of this build, unmodified and unrecompiled:
+#   - fi_info lists every verbs device as an FI_EP_MSG verbs entry;
+#   - fi_pingpong -p verbs -e msg -c -S all completes, for every size with
+#     data checks, between two processes on this library and, for wire
+#     interop, with Debian's libfabric on either side.
+#   dropin.sh DIR_HOLDING_OUR_LIBFABRIC_SO_1
+# Needs a verbs device with an IP address (run under tests/rxe/run).
+set -uo pipefail
+
+libdir=$(cd "${1:?usage: dropin.sh DIR}" && pwd -P)
+[ -e "$libdir/libfabric.so.1" ] || { echo "FAIL: no $libdir/libfabric.so.1"; exit 1; }
+[ -n "${FD_RXE_ADDR0:-}" ] || { echo "SKIP: no verbs device (run under tests/rxe/run)"; exit 77; }
+for p in fi_info fi_pingpong; do
+  [ -x /usr/bin/$p ] || { echo "SKIP: no /usr/bin/$p (apt-get install libfabric-bin)"; exit 77; }
+done
+addr=$FD_RXE_ADDR0
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0 nfail=0
+fail() { echo "FAIL: $*"; status=1; nfail=$((nfail + 1)); }
+
+# Run a program on our library or on Debian's (no LD_LIBRARY_PATH at all).
+ours()   { env LD_LIBRARY_PATH="$libdir" "$@"; }
+theirs() { env -u LD_LIBRARY_PATH "$@"; }
+
+# The loader really picks the library we mean, for each side.
+ours ldd /usr/bin/fi_pingpong | grep -q "libfabric.so.1 => $libdir/libfabric.so.1" ||
+  { echo "FAIL: LD_LIBRARY_PATH=$libdir does not select our libfabric.so.1:";
+    ours ldd /usr/bin/fi_pingpong; exit 1; }
+theirs ldd /usr/bin/fi_pingpong | grep -q "libfabric.so.1 => $libdir" &&
+  { echo "FAIL: without LD_LIBRARY_PATH fi_pingpong still loads ours"; exit 1; }
+
+# ---- fi_info ----------------------------------------------------------------
+echo "=== fi_info -p verbs -t FI_EP_MSG (this library)"
+if ! ours fi_info -p verbs -t FI_EP_MSG >"$work/info" 2>&1; then
+  cat "$work/info"; fail "fi_info exited non-zero"
+fi
+cat "$work/info"
+devices=$(ls /sys/class/infiniband 2>/dev/null)
+[ -n "$devices" ] || fail "no device under /sys/class/infiniband"
+for dev in $devices; do
+  grep -q "^    domain: $dev\$" "$work/info" || fail "fi_info does not list $dev"
+done
+grep -q '^provider: verbs$' "$work/info" || fail "fi_info lists no verbs provider"
+if grep '^    type: ' "$work/info" | grep -v -q 'FI_EP_MSG$'; then
+  fail "fi_info -t FI_EP_MSG listed another endpoint type"
+fi
+# Debian's fi_info over Debian's library, for the record: same devices.
+theirs fi_info -p verbs -t FI_EP_MSG 2>/dev/null | sed -n 's/^    domain: //p' | sort -u >"$work/their-domains"
+sed -n 's/^    domain: //p' "$work/info" | sort -u >"$work/our-domains"
+diff -q "$work/their-domains" "$work/our-domains" >/dev/null ||
+  fail "devices differ: Debian's libfabric lists $(tr '\n' ' ' <"$work/their-domains"), ours $(tr '\n' ' ' <"$work/our-domains")"
+# the rest of fi_info's modes: verbose structures, provider list, environment
+ours fi_info -p verbs -t FI_EP_MSG -v >"$work/info-v" 2>&1 &&
+  grep -q 'api_version: 1.17' "$work/info-v" || fail "fi_info -v"
+ours fi_info -l >"$work/info-l" 2>&1 && grep -q '^verbs:' "$work/info-l" || fail "fi_info -l"
+ours fi_info -e >"$work/info-e" 2>&1 && grep -q 'FI_VERBS_TX_SIZE' "$work/info-e" || fail "fi_info -e"
+
+# ---- fi_pingpong ------------------------------------------------------------
+# fi_pingpong "all" sizes (those up to max_msg_size; every provider here
+# allows 1 MiB)
+sizes="64 256 1k 4k 64k 1m"
+port=47610
+pin_srv=() pin_cli=()
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  # two spinning processes on one vCPU take 100x longer
+  pin_srv=(taskset -c 0) pin_cli=(taskset -c 1)
+fi
+
+listening() { # tcp port
+  ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+}
+
+pingpong() { # label server-side(ours|theirs) client-side(ours|theirs)
+  local label=$1 srv=$2 cli=$3 spid rc_s rc_c s before=$nfail
+  port=$((port + 1))
+  echo "=== fi_pingpong: $label"
+  "$srv" timeout 300 "${pin_srv[@]}" fi_pingpong -p verbs -e msg -c -S all \
+    -B "$port" >"$work/srv" 2>&1 &
+  spid=$!
+  for _ in $(seq 1 300); do
+    listening "$port" && break
+    kill -0 "$spid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if ! listening "$port"; then
+    wait "$spid"
+    sed 's/^/  server: /' "$work/srv"
+    fail "$label: server never listened on control port $port"
+    return
+  fi
+  "$cli" timeout 300 "${pin_cli[@]}" fi_pingpong -p verbs -e msg -c -S all \
+    -P "$port" "$addr" >"$work/cli" 2>&1
+  rc_c=$?
+  wait "$spid"
+  rc_s=$?
+  sed 's/^/  client: /' "$work/cli"
+  sed 's/^/  server: /' "$work/srv"
+  if [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ]; then
+    fail "$label: server exit $rc_s, client exit $rc_c"
+    return
+  fi
+  for s in $sizes; do
+    for side in cli srv; do
+      # bytes #sent #ack ...: every iteration sent and acknowledged
+      grep -q -E "^$s +([0-9]+) +=\1 " "$work/$side" ||
+        fail "$label: no complete $s line from the $side"
+    done
+  done
+  if grep -q -i -E 'error|mismatch|corrupt|fail' "$work/cli" "$work/srv"; then
+    fail "$label: errors reported"
+  fi
+  [ "$nfail" -eq "$before" ] && echo "ok   $label"
+}
+
+pingpong "server: this library, client: this library" ours ours
+pingpong "server: this library, client: Debian's libfabric" ours theirs
+pingpong "server: Debian's libfabric, client: this library" theirs ours
+
+[ $status -eq 0 ] && echo "=== drop-in libfabric.so.1: all passed"
+exit $status
