@@ -63,6 +63,19 @@ static int fdv_copy_addr(const struct sockaddr *sa, void *addr, size_t *addrlen)
 	return 0;
 }
 
+/* The peer of id as a log message shows it ("fi_sockaddr_in://a.b.c.d:p").
+ * Only ever evaluated inside a log macro whose level is enabled; one
+ * buffer per thread, so one use per message. */
+static inline const char *fdv_peer_str(struct rdma_cm_id *id)
+{
+	static _Thread_local char buf[96];
+	struct sockaddr *sa = id ? rdma_get_peer_addr(id) : NULL;
+
+	fd_addr_str(buf, sizeof(buf), FI_SOCKADDR, sa,
+		    sa ? fd_sockaddr_len(sa) : 0);
+	return buf;
+}
+
 static int fdv_cm_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct rdma_cm_id *id;
@@ -156,13 +169,17 @@ static int fdv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 		return -FI_ENOEQ;
 	fdv_conn_param(ep, &cp, priv, param, paramlen);
 	if (rdma_connect(ep->id, &cp)) {
-		ret = -fdv_errno_to_fi(errno);
-		FD_WARN(FD_LOG_EP_CTRL, "rdma_connect: %s", strerror(errno));
+		int err = errno;
+
+		ret = -fdv_errno_to_fi(err);
+		FD_WARN(FD_LOG_EP_CTRL, "rdma_connect to %s: %s",
+			fdv_peer_str(ep->id), strerror(err));
 		return ret;
 	}
 	ep->state = FDV_EP_CONNECTING;
-	FD_DBG(FD_LOG_EP_CTRL, "connecting qp %u on %s",
-	       ep->id->qp->qp_num, ibv_get_device_name(ep->id->verbs->device));
+	FD_DBG(FD_LOG_EP_CTRL, "connecting qp %u on %s to %s",
+	       ep->id->qp->qp_num, ibv_get_device_name(ep->id->verbs->device),
+	       fdv_peer_str(ep->id));
 	return 0;
 }
 
@@ -186,12 +203,17 @@ static int fdv_ep_accept(struct fid_ep *ep_fid, const void *param,
 		return -FI_ENOEQ;
 	fdv_conn_param(ep, &cp, priv, param, paramlen);
 	if (rdma_accept(ep->id, &cp)) {
-		ret = -fdv_errno_to_fi(errno);
-		FD_WARN(FD_LOG_EP_CTRL, "rdma_accept: %s", strerror(errno));
+		int err = errno;
+
+		ret = -fdv_errno_to_fi(err);
+		FD_WARN(FD_LOG_EP_CTRL, "rdma_accept from %s: %s",
+			fdv_peer_str(ep->id), strerror(err));
 		return ret;
 	}
 	ep->state = FDV_EP_CONNECTING;
-	FD_DBG(FD_LOG_EP_CTRL, "accepted on qp %u", ep->id->qp->qp_num);
+	FD_DBG(FD_LOG_EP_CTRL, "accepting on qp %u on %s from %s",
+	       ep->id->qp->qp_num, ibv_get_device_name(ep->id->verbs->device),
+	       fdv_peer_str(ep->id));
 	return 0;
 }
 
@@ -532,8 +554,9 @@ static void fdv_cm_connect_request(struct fdv_eq *eq, struct rdma_cm_event *ev)
 	info->handle = &req->handle;
 	if (fdv_eq_push_cm(eq, FI_CONNREQ, &pep->pep_fid.fid, info, data, len))
 		goto reject;
-	FD_DBG(FD_LOG_EP_CTRL, "connection request on %s with %zu bytes of data",
-	       ibv_get_device_name(ev->id->verbs->device), len);
+	FD_DBG(FD_LOG_EP_CTRL, "connection request on %s from %s with %zu bytes of data",
+	       ibv_get_device_name(ev->id->verbs->device), fdv_peer_str(ev->id),
+	       len);
 	return;
 reject:
 	rdma_reject(ev->id, NULL, 0);
@@ -560,7 +583,10 @@ static void fdv_cm_ep_event(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 		}
 		ep->state = FDV_EP_CONNECTED;
 		ep->ep.qp_tx = ep->id->qp;
-		FD_DBG(FD_LOG_EP_CTRL, "qp %u connected", ep->id->qp->qp_num);
+		FD_DBG(FD_LOG_EP_CTRL, "qp %u on %s connected to %s",
+		       ep->id->qp->qp_num,
+		       ibv_get_device_name(ep->id->verbs->device),
+		       fdv_peer_str(ep->id));
 		fdv_eq_push_cm(eq, FI_CONNECTED, fid, NULL, data, len);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
@@ -568,7 +594,8 @@ static void fdv_cm_ep_event(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 				  ev->param.conn.private_data_len, &data, &len))
 			len = 0;
 		ep->state = FDV_EP_SHUTDOWN;
-		FD_DBG(FD_LOG_EP_CTRL, "connection rejected, status %d", ev->status);
+		FD_DBG(FD_LOG_EP_CTRL, "connection to %s rejected, status %d",
+		       fdv_peer_str(ep->id), ev->status);
 		fdv_eq_push_error(eq, fid, fid->context, FI_ECONNREFUSED,
 				  ev->status, data, len);
 		break;
@@ -578,14 +605,18 @@ static void fdv_cm_ep_event(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		ep->state = FDV_EP_SHUTDOWN;
 		ep->ep.qp_tx = NULL;
-		FD_DBG(FD_LOG_EP_CTRL, "%s, status %d", rdma_event_str(ev->event), ev->status);
+		FD_DBG(FD_LOG_EP_CTRL, "%s with %s, status %d",
+		       rdma_event_str(ev->event), fdv_peer_str(ep->id),
+		       ev->status);
 		fdv_eq_push_error(eq, fid, fid->context,
 				  ev->event == RDMA_CM_EVENT_UNREACHABLE ?
 				  FI_EHOSTUNREACH : FI_ECONNREFUSED,
 				  ev->status, NULL, 0);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		FD_DBG(FD_LOG_EP_CTRL, "qp %u disconnected", ep->id->qp ? ep->id->qp->qp_num : 0);
+		FD_DBG(FD_LOG_EP_CTRL, "qp %u disconnected from %s",
+		       ep->id->qp ? ep->id->qp->qp_num : 0,
+		       fdv_peer_str(ep->id));
 		fdv_msg_ep_disconnect(ep);
 		fdv_eq_push_cm(eq, FI_SHUTDOWN, fid, NULL, NULL, 0);
 		break;

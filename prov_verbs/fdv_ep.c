@@ -325,8 +325,12 @@ static int fdv_ep_resolve(struct fdv_msg_ep *ep, const struct fi_info *info)
 			      FDV_RESOLVE_TIMEOUT_MS) ||
 	    rdma_resolve_route(ep->id, FDV_RESOLVE_TIMEOUT_MS)) {
 		int err = errno;
+		char peer[96];
 
-		FD_WARN(FD_LOG_EP_CTRL, "resolving the peer address: %s", strerror(err));
+		fd_addr_str(peer, sizeof(peer), FI_SOCKADDR, info->dest_addr,
+			    info->dest_addrlen);
+		FD_WARN(FD_LOG_EP_CTRL, "resolving the peer address %s: %s",
+			peer, strerror(err));
 		return -fdv_errno_to_fi(err);
 	}
 	return 0;
