@@ -152,6 +152,10 @@ ssize_t fdv_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 	buf->op_context = wc->wr_id == FDV_WR_ID_SILENT ? NULL :
 			  (void *)(uintptr_t)wc->wr_id;
 	buf->flags = fdv_wc_err_is_recv(full, wc) ? FI_MSG | FI_RECV : 0;
+	if (fdv_wr_slot_of(wc->wr_id)) {
+		buf->op_context = fdv_wr_slot_of(wc->wr_id)->context;
+		buf->flags = fdv_wr_slot_of(wc->wr_id)->flags;
+	}
 	buf->err = fdv_wc_err_to_fi(full, wc);
 	buf->prov_errno = (int)wc->status;
 	/* verbs does not say how long a truncated message was */

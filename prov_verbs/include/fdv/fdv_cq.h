@@ -24,6 +24,40 @@ FDV_EXTERN_C_BEGIN
  * array of this many ibv_wc is the only buffer between device and user. */
 #define FDV_CQ_BATCH 16
 
+/* A request whose completion must report other flags than its verbs
+ * opcode implies (a non-fetching atomic is a fetch-add or an RDMA write
+ * underneath) carries as wr_id the address of one of these slots, which
+ * holds the user's context and the flags. The slots belong to the library,
+ * so no user context can be mistaken for one. A slot is reused after
+ * FDV_WR_SLOTS more such requests: far more than can be outstanding on the
+ * send queues of one process. */
+struct fdv_wr_slot {
+	void *context;
+	uint64_t flags;
+};
+
+#define FDV_WR_SLOTS 65536
+extern struct fdv_wr_slot fdv_wr_slots[FDV_WR_SLOTS];
+extern unsigned int fdv_wr_slot_next;
+
+FDV_INLINE void *fdv_wr_slot_take(void *context, uint64_t flags)
+{
+	unsigned int i = __atomic_fetch_add(&fdv_wr_slot_next, 1, __ATOMIC_RELAXED) %
+			 FDV_WR_SLOTS;
+
+	fdv_wr_slots[i].context = context;
+	fdv_wr_slots[i].flags = flags;
+	return &fdv_wr_slots[i];
+}
+
+FDV_INLINE const struct fdv_wr_slot *fdv_wr_slot_of(uint64_t wr_id)
+{
+	uintptr_t off = (uintptr_t)wr_id - (uintptr_t)fdv_wr_slots;
+
+	return off < sizeof(fdv_wr_slots) ?
+		(const struct fdv_wr_slot *)(uintptr_t)wr_id : NULL;
+}
+
 struct fdv_cq {
 	struct fid_cq cq_fid;	/* first: the application holds &cq_fid */
 	struct ibv_cq *ibcq;
@@ -88,6 +122,14 @@ FDV_INLINE void fdv_cq_fill(uint32_t format, void *buf, size_t i,
 	size_t len = (wc->opcode & IBV_WC_RECV) ? wc->byte_len : 0;
 	uint64_t data = (wc->wc_flags & IBV_WC_WITH_IMM) ?
 		(uint64_t)fdv_be32toh(wc->imm_data) : 0;
+	uint64_t flags = fdv_wc_flags(wc);
+	const struct fdv_wr_slot *slot;
+
+	if (fdv_unlikely(wc->opcode == IBV_WC_FETCH_ADD || wc->opcode == IBV_WC_RDMA_WRITE) &&
+	    (slot = fdv_wr_slot_of(wc->wr_id))) {
+		ctx = slot->context;
+		flags = slot->flags;
+	}
 
 	switch (format) {
 	case FI_CQ_FORMAT_CONTEXT: {
@@ -98,14 +140,14 @@ FDV_INLINE void fdv_cq_fill(uint32_t format, void *buf, size_t i,
 	case FI_CQ_FORMAT_MSG: {
 		struct fi_cq_msg_entry *e = (struct fi_cq_msg_entry *)buf + i;
 		e->op_context = ctx;
-		e->flags = fdv_wc_flags(wc);
+		e->flags = flags;
 		e->len = len;
 		break;
 	}
 	case FI_CQ_FORMAT_DATA: {
 		struct fi_cq_data_entry *e = (struct fi_cq_data_entry *)buf + i;
 		e->op_context = ctx;
-		e->flags = fdv_wc_flags(wc);
+		e->flags = flags;
 		e->len = len;
 		e->buf = NULL;
 		e->data = data;
@@ -114,7 +156,7 @@ FDV_INLINE void fdv_cq_fill(uint32_t format, void *buf, size_t i,
 	default: { /* FI_CQ_FORMAT_TAGGED: validated at open */
 		struct fi_cq_tagged_entry *e = (struct fi_cq_tagged_entry *)buf + i;
 		e->op_context = ctx;
-		e->flags = fdv_wc_flags(wc);
+		e->flags = flags;
 		e->len = len;
 		e->buf = NULL;
 		e->data = data;
