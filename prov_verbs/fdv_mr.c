@@ -13,15 +13,19 @@
 /* verbs needs local write for anything the device writes into: received
  * messages (FI_RECV), data fetched by RDMA read (FI_READ) and remote writes
  * and atomics landing here (FI_REMOTE_WRITE). Remote atomics come with
- * remote write rights, as libfabric defines atomic targets. */
-static int fdv_mr_ibv_access(uint64_t access)
+ * remote write rights, as libfabric defines atomic targets, and only on a
+ * device that does atomics at all: some refuse the bit in a registration. */
+static int fdv_mr_ibv_access(const struct fdv_domain *dom, uint64_t access)
 {
 	int ibv = 0;
 
 	if (access & (FI_RECV | FI_READ | FI_REMOTE_WRITE))
 		ibv |= IBV_ACCESS_LOCAL_WRITE;
-	if (access & FI_REMOTE_WRITE)
-		ibv |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+	if (access & FI_REMOTE_WRITE) {
+		ibv |= IBV_ACCESS_REMOTE_WRITE;
+		if (dom->dev_attr.atomic_cap != IBV_ATOMIC_NONE)
+			ibv |= IBV_ACCESS_REMOTE_ATOMIC;
+	}
 	if (access & FI_REMOTE_READ)
 		ibv |= IBV_ACCESS_REMOTE_READ;
 	return ibv;
@@ -74,7 +78,7 @@ static int fdv_mr_register(struct fid *fid, const void *buf, size_t len,
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -FI_ENOMEM;
-	mr->ibmr = ibv_reg_mr(dom->pd, (void *)buf, len, fdv_mr_ibv_access(access));
+	mr->ibmr = ibv_reg_mr(dom->pd, (void *)buf, len, fdv_mr_ibv_access(dom, access));
 	if (!mr->ibmr) {
 		int err = errno;
 

@@ -147,7 +147,9 @@ size_t fdt_client_connect_reply(struct fdt_side *side, const struct fdt_cm_data 
 				void *reply, size_t reply_max, fdt_hook pre, void *arg);
 
 /* Like fdt_run_pair with nclients forked clients (side->client_index tells
- * them apart), all connecting to the one listening server at once. */
+ * them apart), all connecting to the one listening server at once. Returns
+ * 0 when all sides succeeded; when one fails the others are killed and the
+ * process exits with the failing side's code at once. */
 int fdt_run_multi(struct fi_info *hints, fdt_fn server, fdt_fn client,
 		  int nclients, void *arg);
 

@@ -12,6 +12,7 @@
  * compares with its own model; the server compares its memory with the
  * same model at the end. Completion flags: FI_ATOMIC | FI_READ for the
  * fetching forms, FI_ATOMIC | FI_WRITE for the others (fi_cq(3)). */
+#define _POSIX_C_SOURCE 200112L	/* posix_memalign */
 #include "fdt.h"
 
 #include <rdma/fi_atomic.h>
@@ -237,6 +238,16 @@ static void write_op(struct client *c, enum form f, int w, enum fi_datatype dt,
 		 fname[f], op == FI_SUM ? "FI_SUM" : "FI_ATOMIC_WRITE",
 		 dt == FI_INT64 ? "INT64" : "UINT64");
 	c->x->operand = operand;
+	if (inject && op == FI_ATOMIC_WRITE && c->s->info->tx_attr->inject_size < 8) {
+		/* 8 bytes to inject but a smaller inject_size: refused */
+		ssize_t rc = fi_inject_atomic(c->s->ep, &c->x->operand, 1, 0, waddr(c, w),
+					      c->r.key, dt, op);
+
+		FDT_ASSERT(rc < 0 && rc != -FI_EAGAIN, "%s with inject_size %zu = %zd", what,
+			   c->s->info->tx_attr->inject_size, rc);
+		check_word(c, w, what);
+		return;
+	}
 	if (inject) {
 		FDT_OK(fi_inject_atomic(c->s->ep, &c->x->operand, 1, 0, waddr(c, w), c->r.key,
 					dt, op));
@@ -268,6 +279,7 @@ static int client(struct fdt_side *s, void *arg)
 	struct client c;
 	uint8_t reply[FDT_REGION_WIRE];
 	static const enum fi_datatype dts[] = { FI_UINT64, FI_INT64 };
+	size_t inject;
 
 	(void)arg;
 	memset(&c, 0, sizeof(c));
@@ -328,9 +340,11 @@ static int client(struct fdt_side *s, void *arg)
 		free(m);
 	}
 	FDT_OK(fi_close(&c.mr->fid));
+	inject = s->info->tx_attr->inject_size;
 	fdt_close_side(s);
 	free(c.x);
-	printf("client: %d atomic operations, results and memory as modelled\n", c.ops - 1);
+	printf("client: inject_size %zu: %d atomic operations, results and memory as "
+	       "modelled\n", inject, c.ops - 1);
 	if (c.bad_flags) {
 		printf("client: %d completions with wrong flags; first: %s\n", c.bad_flags,
 		       c.first_bad);
@@ -339,13 +353,30 @@ static int client(struct fdt_side *s, void *arg)
 	return 0;
 }
 
-int main(void)
+static int run(void *arg)
 {
 	struct fi_info *hints = fdt_hints();
 	int rc;
 
 	hints->caps |= FI_ATOMIC | FI_RMA;
+	hints->tx_attr->inject_size = *(size_t *)arg;
 	rc = fdt_run_pair(hints, server, client, NULL);
 	fi_freeinfo(hints);
 	return rc;
+}
+
+/* Twice: with the default inject size, and with one too small for an
+ * inline 8-byte value, where FI_ATOMIC_WRITE must take the registered
+ * operand buffer instead (and an injected one is refused). */
+int main(void)
+{
+	size_t dflt = 0, small = 4;
+	int rc, rc2;
+
+	rc = fdt_run_isolated(run, &dflt);
+	if (rc == FDT_SKIP)
+		return rc;
+	printf("again with inject_size 4\n");
+	rc2 = fdt_run_isolated(run, &small);
+	return rc ? rc : rc2;
 }

@@ -13,7 +13,8 @@
  * FI_ATOMIC_READ with fetch, FI_CSWAP with compare, on INT64 and UINT64.
  * Requests verbs cannot do are refused at post time with no effect: a
  * target not 8-byte aligned (-FI_EINVAL), count 0 or more than valid's
- * count. The target words are set and read back with fi_write/fi_read. */
+ * count, vector forms whose counts disagree. The target words are set and read back with fi_write/fi_read. */
+#define _POSIX_C_SOURCE 200112L	/* posix_memalign */
 #include "fdt.h"
 
 #include <rdma/fi_atomic.h>
@@ -344,6 +345,24 @@ static void bad_requests(struct client *c)
 	FDT_ASSERT(post(c, K_COMPARE, FI_UINT64, FI_CSWAP, 0, c->r.addr) < 0, "cswap count 0");
 	FDT_ASSERT(post(c, K_COMPARE, FI_UINT64, FI_CSWAP, count + 1, c->r.addr) < 0,
 		   "cswap count %zu", count + 1);
+	/* vector forms whose operand, compare and result counts disagree */
+	{
+		struct fi_ioc op1 = { OPERAND(c), 1 }, cmp1 = { COMPARE(c), 1 },
+			      res1 = { RESULT(c), 1 }, res2 = { RESULT(c), 2 },
+			      cmp2 = { COMPARE(c), 2 };
+
+		FDT_ASSERT(fi_fetch_atomicv(c->s->ep, &op1, &c->desc, 1, &res2, &c->desc, 1, 0,
+					    c->r.addr, c->r.key, FI_UINT64, FI_SUM,
+					    &c->ctx) < 0, "fetch_atomicv result count 2");
+		FDT_ASSERT(fi_compare_atomicv(c->s->ep, &op1, &c->desc, 1, &cmp2, &c->desc, 1,
+					      &res1, &c->desc, 1, 0, c->r.addr, c->r.key,
+					      FI_UINT64, FI_CSWAP, &c->ctx) < 0,
+			   "compare_atomicv compare count 2");
+		FDT_ASSERT(fi_compare_atomicv(c->s->ep, &op1, &c->desc, 1, &cmp1, &c->desc, 1,
+					      &res2, &c->desc, 1, 0, c->r.addr, c->r.key,
+					      FI_UINT64, FI_CSWAP, &c->ctx) < 0,
+			   "compare_atomicv result count 2");
+	}
 	/* none of it reached the target or the CQ */
 	fdt_cq_expect_quiet(c->s->txcq, 100, "refused requests");
 	before = get_target(c, 0, 8);

@@ -8,7 +8,16 @@
  *   fi_compare_atomic FI_CSWAP
  *   datatypes        FI_INT64, FI_UINT64; count 1
  *
- * The operands are values read from the caller's buffers at post time. */
+ * The operands are values read from the caller's buffers at post time.
+ *
+ * Two of these are emulations, with their limits:
+ *   FI_ATOMIC_READ is a fetch-add of 0, because an RDMA read is not atomic
+ *     against other verbs atomics; like every verbs atomic it needs the
+ *     target registered with FI_REMOTE_WRITE (verbs remote-atomic rights
+ *     come only with it, see fdv_mr.c), so it fails on a read-only region.
+ *   FI_ATOMIC_WRITE is an aligned 8-byte RDMA write. Devices place such a
+ *     write as one unit, but the verbs spec only orders atomics among
+ *     themselves: a concurrent fetch-add from another QP may interleave. */
 #include <rdma/fi_atomic.h>
 
 #ifndef FDV_ATOMIC_H
@@ -70,37 +79,54 @@ FDV_INLINE ssize_t fdv_atomic_post(struct fdv_ep *ep, enum ibv_wr_opcode opcode,
 	return fdv_ep_post_send(ep, &wr, want_comp, context);
 }
 
+/* FI_ATOMIC_WRITE is an 8-byte RDMA write: inline when the QP takes 8
+ * inline bytes (the value is copied at post time), else from the caller's
+ * registered buffer. An inject has no descriptor, so it must go inline. */
+FDV_INLINE ssize_t fdv_atomic_post_write8(struct fdv_ep *ep, const void *buf,
+					  void *desc, int inject, uint64_t addr,
+					  uint64_t key, uint64_t want_comp,
+					  void *context)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+	int inl = ep->inject_size >= sizeof(uint64_t);
+
+	if (fdv_unlikely((addr & 7) || key > UINT32_MAX))
+		return fdv_ep_bad_request(ep, "atomic target not 8-byte aligned or bad key");
+	if (fdv_unlikely(!inl && (inject || !desc)))
+		return fdv_ep_bad_request(ep, "FI_ATOMIC_WRITE over inject_size needs a descriptor");
+	sge.addr = (uintptr_t)buf;
+	sge.length = sizeof(uint64_t);
+	sge.lkey = inl ? 0 : fdv_desc_lkey(desc);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = inl ? IBV_SEND_INLINE : 0;
+	wr.wr.rdma.remote_addr = addr;
+	wr.wr.rdma.rkey = (uint32_t)key;
+	return fdv_ep_post_send(ep, &wr, want_comp, context);
+}
+
 FDV_INLINE ssize_t fdv_atomic_do_write(struct fdv_ep *ep, const void *buf,
-				       size_t count, fi_addr_t dest_addr,
+				       size_t count, void *desc, int inject,
 				       uint64_t addr, uint64_t key,
 				       enum fi_datatype dt, enum fi_op op,
 				       uint64_t want_comp, void *context)
 {
 	uint64_t v;
 
-	(void)dest_addr;
 	if (fdv_unlikely(!fdv_atomic_supported(FDV_ATOMIC_WRITE, dt, op)))
 		return -FI_EOPNOTSUPP;
 	if (fdv_unlikely(count != 1 || !buf))
 		return fdv_ep_bad_request(ep, "atomic count must be 1");
+	/* Underneath it is a fetch-add or an RDMA write; the completion must
+	 * still say FI_ATOMIC | FI_WRITE, which the slot tells the CQ. */
+	if (want_comp)
+		context = fdv_wr_slot_take(context, FI_ATOMIC | FI_WRITE);
+	if (op == FI_ATOMIC_WRITE)
+		return fdv_atomic_post_write8(ep, buf, desc, inject, addr, key,
+					      want_comp, context);
 	memcpy(&v, buf, sizeof(v));
-	if (op == FI_ATOMIC_WRITE) {
-		struct ibv_sge sge;
-		struct ibv_send_wr wr;
-
-		if (fdv_unlikely((addr & 7) || key > UINT32_MAX))
-			return fdv_ep_bad_request(ep, "atomic target not 8-byte aligned or bad key");
-		sge.addr = (uintptr_t)buf;
-		sge.length = sizeof(uint64_t);
-		sge.lkey = 0;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.send_flags = IBV_SEND_INLINE;
-		wr.wr.rdma.remote_addr = addr;
-		wr.wr.rdma.rkey = (uint32_t)key;
-		return fdv_ep_post_send(ep, &wr, want_comp, context);
-	}
 	/* Nobody wants the old value: it lands in the endpoint's scratch. */
 	return fdv_atomic_post(ep, IBV_WR_ATOMIC_FETCH_AND_ADD, v, 0,
 			       ep->atomic_scratch, ep->atomic_scratch_lkey,
@@ -115,8 +141,8 @@ FDV_INLINE ssize_t fdv_atomic_write(struct fid_ep *ep_fid, const void *buf,
 {
 	struct fdv_ep *ep = fdv_ep_of(ep_fid);
 
-	(void)desc;
-	return fdv_atomic_do_write(ep, buf, count, dest_addr, addr, key,
+	(void)dest_addr;
+	return fdv_atomic_do_write(ep, buf, count, desc, 0, addr, key,
 				   datatype, op, ep->tx_comp, context);
 }
 
@@ -129,11 +155,12 @@ FDV_INLINE ssize_t fdv_atomic_writev(struct fid_ep *ep_fid,
 {
 	struct fdv_ep *ep = fdv_ep_of(ep_fid);
 
-	(void)desc;
+	(void)dest_addr;
 	if (fdv_unlikely(count != 1 || !iov))
 		return fdv_ep_bad_request(ep, "atomic iov count must be 1");
-	return fdv_atomic_do_write(ep, iov[0].addr, iov[0].count, dest_addr,
-				   addr, key, datatype, op, ep->tx_comp, context);
+	return fdv_atomic_do_write(ep, iov[0].addr, iov[0].count,
+				   desc ? desc[0] : NULL, 0, addr, key, datatype,
+				   op, ep->tx_comp, context);
 }
 
 FDV_INLINE ssize_t fdv_atomic_writemsg(struct fid_ep *ep_fid,
@@ -143,10 +170,12 @@ FDV_INLINE ssize_t fdv_atomic_writemsg(struct fid_ep *ep_fid,
 	struct fdv_ep *ep = fdv_ep_of(ep_fid);
 
 	if (fdv_unlikely(!msg || msg->iov_count != 1 || msg->rma_iov_count != 1 ||
-			 !msg->msg_iov || !msg->rma_iov))
+			 !msg->msg_iov || !msg->rma_iov ||
+			 msg->rma_iov[0].count != msg->msg_iov[0].count))
 		return fdv_ep_bad_request(ep, "fi_msg_atomic needs one iov and one rma_iov");
 	return fdv_atomic_do_write(ep, msg->msg_iov[0].addr, msg->msg_iov[0].count,
-				   msg->addr, msg->rma_iov[0].addr,
+				   msg->desc ? msg->desc[0] : NULL,
+				   (flags & FI_INJECT) != 0, msg->rma_iov[0].addr,
 				   msg->rma_iov[0].key, msg->datatype, msg->op,
 				   (flags | ep->tx_comp) & FI_COMPLETION,
 				   msg->context);
@@ -157,7 +186,8 @@ FDV_INLINE ssize_t fdv_atomic_inject(struct fid_ep *ep_fid, const void *buf,
 				     uint64_t addr, uint64_t key,
 				     enum fi_datatype datatype, enum fi_op op)
 {
-	return fdv_atomic_do_write(fdv_ep_of(ep_fid), buf, count, dest_addr, addr,
+	(void)dest_addr;
+	return fdv_atomic_do_write(fdv_ep_of(ep_fid), buf, count, NULL, 1, addr,
 				   key, datatype, op, 0, NULL);
 }
 
@@ -212,6 +242,10 @@ FDV_INLINE ssize_t fdv_atomic_readwritev(struct fid_ep *ep_fid,
 	if (fdv_unlikely(count > 1 || result_count != 1 || !resultv || !result_desc ||
 			 (count == 1 && !iov)))
 		return fdv_ep_bad_request(ep, "fetch atomic iov counts must be 1");
+	/* FI_ATOMIC_READ ignores its operand, whatever its count says */
+	if (fdv_unlikely(count == 1 && op != FI_ATOMIC_READ &&
+			 iov[0].count != resultv[0].count))
+		return fdv_ep_bad_request(ep, "operand and result counts differ");
 	return fdv_atomic_do_fetch(ep, count ? iov[0].addr : NULL,
 				   resultv[0].count, resultv[0].addr,
 				   result_desc[0], addr, key, datatype, op,
@@ -228,7 +262,10 @@ FDV_INLINE ssize_t fdv_atomic_readwritemsg(struct fid_ep *ep_fid,
 
 	if (fdv_unlikely(!msg || msg->iov_count > 1 || msg->rma_iov_count != 1 ||
 			 !msg->rma_iov || result_count != 1 || !resultv ||
-			 !result_desc || (msg->iov_count && !msg->msg_iov)))
+			 !result_desc || (msg->iov_count && !msg->msg_iov) ||
+			 msg->rma_iov[0].count != resultv[0].count ||
+			 (msg->iov_count && msg->op != FI_ATOMIC_READ &&
+			  msg->msg_iov[0].count != resultv[0].count)))
 		return fdv_ep_bad_request(ep, "fetch atomic msg: one iov, rma_iov, result");
 	return fdv_atomic_do_fetch(ep, msg->iov_count ? msg->msg_iov[0].addr : NULL,
 				   resultv[0].count, resultv[0].addr,
@@ -294,7 +331,9 @@ FDV_INLINE ssize_t fdv_atomic_compwritev(struct fid_ep *ep_fid,
 	(void)compare_desc;
 	(void)dest_addr;
 	if (fdv_unlikely(count != 1 || compare_count != 1 || result_count != 1 ||
-			 !iov || !comparev || !resultv || !result_desc))
+			 !iov || !comparev || !resultv || !result_desc ||
+			 comparev[0].count != iov[0].count ||
+			 resultv[0].count != iov[0].count))
 		return fdv_ep_bad_request(ep, "compare atomic iov counts must be 1");
 	return fdv_atomic_do_compare(ep, iov[0].addr, iov[0].count,
 				     comparev[0].addr, resultv[0].addr,
@@ -316,7 +355,10 @@ FDV_INLINE ssize_t fdv_atomic_compwritemsg(struct fid_ep *ep_fid,
 	(void)compare_desc;
 	if (fdv_unlikely(!msg || msg->iov_count != 1 || msg->rma_iov_count != 1 ||
 			 !msg->msg_iov || !msg->rma_iov || compare_count != 1 ||
-			 result_count != 1 || !comparev || !resultv || !result_desc))
+			 result_count != 1 || !comparev || !resultv || !result_desc ||
+			 msg->rma_iov[0].count != msg->msg_iov[0].count ||
+			 comparev[0].count != msg->msg_iov[0].count ||
+			 resultv[0].count != msg->msg_iov[0].count))
 		return fdv_ep_bad_request(ep, "compare atomic msg: counts must be 1");
 	return fdv_atomic_do_compare(ep, msg->msg_iov[0].addr, msg->msg_iov[0].count,
 				     comparev[0].addr, resultv[0].addr,
