@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "fdv_internal.h"
+#if FDV_EP_RSTREAM
+#include "fdr.h"
+#endif
 
 static int fdv_domain_close(struct fid *fid)
 {
@@ -194,6 +197,10 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->domain_fid.fid.ops = &fdv_domain_fid_ops;
 	dom->domain_fid.ops = &fdv_domain_ops;
 	dom->domain_fid.mr = &fdv_mr_ops;
+#if FDV_EP_RSTREAM
+	if (info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)
+		fdr_domain_init(dom);
+#endif
 	atomic_fetch_add(&fab->refs, 1);
 	*domain = &dom->domain_fid;
 	FD_DBG(FD_LOG_DOMAIN, "opened domain %s", ibv_get_device_name(dom->verbs->device));

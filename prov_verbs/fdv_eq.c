@@ -378,9 +378,16 @@ static void fdv_eq_drop_entry(struct fdv_eq_entry *e)
 	struct fi_eq_cm_entry *cm = (struct fi_eq_cm_entry *)(void *)e->data;
 
 	if (!e->is_error && e->event == FI_CONNREQ && cm->info) {
-		struct fdv_connreq *req = cm->info->handle ?
-			FDV_OBJ(struct fdv_connreq, handle, cm->info->handle) : NULL;
+		struct fid *h = cm->info->handle;
+		struct fdv_connreq *req = h ?
+			FDV_OBJ(struct fdv_connreq, handle, h) : NULL;
 
+		/* A layer's request (rstream) knows how to release itself. */
+		if (h && h->ops && h->ops->close) {
+			h->ops->close(h);
+			cm->info->handle = NULL;
+			req = NULL;
+		}
 		if (req) {
 			rdma_reject(req->id, NULL, 0);
 			rdma_destroy_id(req->id);

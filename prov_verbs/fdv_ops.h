@@ -14,4 +14,14 @@ extern struct fi_ops_atomic fdv_msg_ops_atomic;
 extern struct fi_ops_tagged fdv_msg_ops_tagged;
 extern struct fi_ops_cq fdv_ops_cq;
 
+#include <fdv/fdv_config.h>
+#if FDV_EP_RSTREAM
+/* rstream endpoints: fi_msg through the fdr_msg_ functions, the rest
+ * -FI_ENOSYS. */
+extern struct fi_ops_msg fdv_rstream_ops_msg;
+extern struct fi_ops_rma fdv_rstream_ops_rma;
+extern struct fi_ops_atomic fdv_rstream_ops_atomic;
+extern struct fi_ops_tagged fdv_rstream_ops_tagged;
+#endif
+
 #endif

@@ -12,47 +12,15 @@
 #include <rdma/fi_tagged.h>
 #include <rdma/fi_eq.h>
 #include <fdv/fdv_msg.h>
+#include <fdv/fdv_config.h>
+#if FDV_EP_RSTREAM
+#include <fdv/fdr_msg.h>
+#endif
 #include <fdv/fdv_cq.h>
 #include <fdv/fdv_rma.h>
 #include <fdv/fdv_atomic.h>
 #include <fdv/fdv_ep.h>
 #include "fdv_ops.h"
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)desc;
-	(void)dest_addr;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, void *context)
-{
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)dest_addr;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
-{
-	(void)ep;
-	(void)msg;
-	(void)flags;
-	return -FI_ENOSYS;
-}
-#endif
 
 #if FDV_EP_RSTREAM
 static ssize_t fdv_enosys_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, void *context)
@@ -87,42 +55,6 @@ static ssize_t fdv_enosys_injectdata(struct fid_ep *ep, const void *buf, size_t 
 	(void)len;
 	(void)data;
 	(void)dest_addr;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_recv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)desc;
-	(void)src_addr;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src_addr, void *context)
-{
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)src_addr;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_recvmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
-{
-	(void)ep;
-	(void)msg;
-	(void)flags;
 	return -FI_ENOSYS;
 }
 #endif
@@ -643,12 +575,12 @@ struct fi_ops_atomic fdv_rstream_ops_atomic = {
 #if FDV_EP_RSTREAM
 struct fi_ops_msg fdv_rstream_ops_msg = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = fdv_enosys_recv,
-	.recvv = fdv_enosys_recvv,
-	.recvmsg = fdv_enosys_recvmsg,
-	.send = fdv_enosys_send,
-	.sendv = fdv_enosys_sendv,
-	.sendmsg = fdv_enosys_sendmsg,
+	.recv = fdr_msg_recv,
+	.recvv = fdr_msg_recvv,
+	.recvmsg = fdr_msg_recvmsg,
+	.send = fdr_msg_send,
+	.sendv = fdr_msg_sendv,
+	.sendmsg = fdr_msg_sendmsg,
 	.inject = fdv_enosys_inject,
 	.senddata = fdv_enosys_senddata,
 	.injectdata = fdv_enosys_injectdata,

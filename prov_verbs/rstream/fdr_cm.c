@@ -1,0 +1,684 @@
+/* rstream connection management: passive endpoints, connect / accept /
+ * reject / shutdown, and the translation of the internal verbs EQs into
+ * the events the application reads from its own EQ.
+ *
+ * Each rstream object owns a verbs EQ for its verbs endpoint. The user's
+ * EQ (a verbs EQ too) gets a hook per bound object: reading the user's EQ
+ * runs the hook, which reads the internal EQ and writes what it means to
+ * the user's EQ; the internal EQ's fd joins the user's wait set so that
+ * fi_eq_sread and FI_GETWAIT waiters wake. The data path reads the same
+ * internal EQ (under the same endpoint lock) when it needs to know. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdr.h"
+
+#define FDR_EVENT_BUF (sizeof(struct fi_eq_cm_entry) + FDV_CM_PRIV_MAX + 8)
+
+/* ---- connection requests ---- */
+
+static void fdr_connreq_release(struct fdr_connreq *req)
+{
+	if (req->core_info) {
+		struct fid *h = req->core_info->handle;
+
+		/* Nobody will answer: refuse it as the verbs EQ would. */
+		if (h) {
+			struct fdv_connreq *vreq = FDV_OBJ(struct fdv_connreq, handle, h);
+
+			rdma_reject(vreq->id, NULL, 0);
+			rdma_destroy_id(vreq->id);
+			free(vreq);
+			req->core_info->handle = NULL;
+		}
+		fi_freeinfo(req->core_info);
+	}
+	free(req);
+}
+
+/* An unread FI_CONNREQ dropped by the EQ (its pep closed, or the EQ)
+ * releases its request through the handle's close. */
+static int fdr_connreq_close(struct fid *fid)
+{
+	fdr_connreq_release(FDV_OBJ(struct fdr_connreq, handle, fid));
+	return 0;
+}
+
+static struct fi_ops fdr_connreq_fid_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdr_connreq_close,
+	.bind = fdv_no_bind,
+	.control = fdv_no_control,
+	.ops_open = fdv_no_ops_open,
+	.tostr = NULL,
+	.ops_set = NULL,
+};
+
+struct fdr_connreq *fdr_connreq_of(struct fid *handle)
+{
+	if (!handle || handle->fclass != FI_CLASS_CONNREQ ||
+	    handle->ops != &fdr_connreq_fid_ops)
+		return NULL;
+	return FDV_OBJ(struct fdr_connreq, handle, handle);
+}
+
+/* ---- writing to the user's EQ ---- */
+
+static void fdr_user_cm_event(struct fdv_eq *ueq, uint32_t event,
+			      struct fid *fid, struct fi_info *info,
+			      const uint8_t *data, size_t len)
+{
+	uint8_t buf[FDR_EVENT_BUF];
+	struct fi_eq_cm_entry *cm = (struct fi_eq_cm_entry *)(void *)buf;
+	ssize_t ret;
+
+	if (len > FDV_CM_PRIV_MAX)
+		len = FDV_CM_PRIV_MAX;
+	memset(cm, 0, sizeof(*cm));
+	cm->fid = fid;
+	cm->info = info;
+	if (len)
+		memcpy(cm->data, data, len);
+	ret = fi_eq_write(&ueq->eq_fid, event, buf, sizeof(*cm) + len, 0);
+	if (ret < 0)
+		FD_WARN(FD_LOG_EQ, "rstream: queueing event %u: %s", event,
+			fi_strerror((int)-ret));
+}
+
+static void fdr_blob_of(struct fdr_ep *ep, uint8_t *out)
+{
+	struct fdr_blob b;
+
+	b.ring_addr = (uintptr_t)ep->rx_ring;
+	b.rkey = fi_mr_key(ep->imr);
+	b.ring_size = ep->rx_buf;
+	b.credits = (uint16_t)ep->rx_size;
+	b.version = FDR_PROTO_VERSION;
+	b.flags = ep->iwarp ? FDR_BLOB_FLAG_IWARP : 0;
+	fdr_blob_encode(out, &b);
+}
+
+/* ---- active endpoint events ---- */
+
+static void fdr_ep_connected(struct fdr_ep *ep, const uint8_t *data, size_t len)
+{
+	const uint8_t *user = NULL;
+	size_t ulen = 0;
+
+	if (ep->state != FDR_CONNECTING)
+		return;
+	if (!ep->passive) {
+		/* The accepting side's blob rides on its accept. */
+		int why = fdr_blob_decode(&ep->peer, data, len);
+
+		if (!why && !(ep->peer.flags & FDR_BLOB_FLAG_IWARP) != !ep->iwarp)
+			why = FDR_BAD_FLAGS;
+		if (why) {
+			FD_WARN(FD_LOG_EP_CTRL, "rstream: the accepting peer's "
+				"connection data is unusable (%s)", fdr_bad_str(why));
+			fdr_set_error(ep, -FI_ECONNREFUSED);
+			ep->state = FDR_CLOSED;
+			fi_shutdown(ep->iep, 0);
+			fdv_eq_write_error(ep->ueq, &ep->ep_fid.fid,
+					   ep->ep_fid.fid.context,
+					   FI_ECONNREFUSED, 0, NULL, 0);
+			return;
+		}
+		user = data + FDR_BLOB_LEN;
+		ulen = len - FDR_BLOB_LEN;
+	}
+	fdr_flow_init(&ep->flow, ep->tx_buf, ep->rx_buf, ep->rx_size, &ep->peer);
+	ep->state = FDR_CONNECTED;
+	ep->connected_reported = true;
+	fdr_user_cm_event(ep->ueq, FI_CONNECTED, &ep->ep_fid.fid, NULL, user, ulen);
+}
+
+static void fdr_ep_disconnected(struct fdr_ep *ep)
+{
+	if (ep->cm_closed)
+		return;
+	ep->cm_closed = true;
+	fdr_drain_after_close(ep);
+	/* No FIN before the connection went: the peer died or gave up. */
+	if (ep->state == FDR_CONNECTED && !ep->flow.fin_rcvd &&
+	    !ep->local_shutdown && !ep->err)
+		fdr_set_error(ep, -FI_ECONNRESET);
+	ep->state = FDR_CLOSED;
+	if (ep->connected_reported && !ep->shutdown_reported) {
+		ep->shutdown_reported = true;
+		fdr_user_cm_event(ep->ueq, FI_SHUTDOWN, &ep->ep_fid.fid, NULL, NULL, 0);
+	}
+}
+
+/* Lock held. */
+void fdr_ep_pump_eq(struct fdr_ep *ep)
+{
+	uint8_t buf[FDR_EVENT_BUF];
+	struct fi_eq_cm_entry *cm = (struct fi_eq_cm_entry *)(void *)buf;
+	uint32_t event;
+	ssize_t n;
+
+	if (!ep->ieq || !ep->ueq)
+		return;
+	for (;;) {
+		n = fi_eq_read(ep->ieq, &event, buf, sizeof(buf), 0);
+		if (n == -FI_EAVAIL) {
+			struct fi_eq_err_entry err;
+
+			memset(&err, 0, sizeof(err));
+			if (fi_eq_readerr(ep->ieq, &err, 0) < 0)
+				break;
+			/* Refused, unreachable, device gone: the user hears
+			 * it with its own endpoint named. */
+			ep->cm_closed = true;
+			fdr_drain_after_close(ep);
+			fdr_set_error(ep, -(err.err ? err.err : FI_EIO));
+			ep->state = FDR_CLOSED;
+			fdv_eq_write_error(ep->ueq, &ep->ep_fid.fid,
+					   ep->ep_fid.fid.context, err.err,
+					   err.prov_errno, err.err_data,
+					   err.err_data_size);
+			continue;
+		}
+		if (n < 0)
+			break;
+		if ((size_t)n < sizeof(*cm))
+			continue;
+		switch (event) {
+		case FI_CONNECTED:
+			fdr_ep_connected(ep, cm->data, (size_t)n - sizeof(*cm));
+			break;
+		case FI_SHUTDOWN:
+			fdr_ep_disconnected(ep);
+			break;
+		default:
+			break;
+		}
+	}
+	fdr_wait_update(ep);
+}
+
+void fdr_ep_eq_hook(void *arg)
+{
+	struct fdr_ep *ep = arg;
+
+	pthread_mutex_lock(&ep->lock);
+	fdr_ep_pump_eq(ep);
+	pthread_mutex_unlock(&ep->lock);
+}
+
+/* ---- active endpoint CM calls ---- */
+
+static struct fdr_ep *fdr_ep_of_cm(struct fid_ep *ep_fid)
+{
+	return fdv_container_of(ep_fid, struct fdr_ep, ep_fid);
+}
+
+static int fdr_check_param(const void *param, size_t len)
+{
+	return len > FDR_CM_DATA_MAX || (len && !param) ? -FI_EINVAL : 0;
+}
+
+static int fdr_ep_connect(struct fid_ep *ep_fid, const void *addr,
+			  const void *param, size_t paramlen)
+{
+	uint8_t priv[FDV_CM_DATA_MAX];
+	struct fdr_ep *ep;
+	int ret;
+
+	if (!ep_fid)
+		return -FI_EINVAL;
+	ret = fdr_check_param(param, paramlen);
+	if (ret)
+		return ret;
+	ep = fdr_ep_of_cm(ep_fid);
+	pthread_mutex_lock(&ep->lock);
+	if (ep->passive || ep->state != FDR_ENABLED) {
+		ret = -FI_EOPBADSTATE;
+	} else {
+		fdr_blob_of(ep, priv);
+		if (paramlen)
+			memcpy(priv + FDR_BLOB_LEN, param, paramlen);
+		ret = fi_connect(ep->iep, addr, priv, FDR_BLOB_LEN + paramlen);
+		if (!ret)
+			ep->state = FDR_CONNECTING;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static int fdr_ep_accept(struct fid_ep *ep_fid, const void *param,
+			 size_t paramlen)
+{
+	uint8_t priv[FDV_CM_DATA_MAX];
+	struct fdr_ep *ep;
+	int ret;
+
+	if (!ep_fid)
+		return -FI_EINVAL;
+	ret = fdr_check_param(param, paramlen);
+	if (ret)
+		return ret;
+	ep = fdr_ep_of_cm(ep_fid);
+	pthread_mutex_lock(&ep->lock);
+	if (!ep->passive || ep->state != FDR_ENABLED) {
+		ret = -FI_EOPBADSTATE;
+	} else {
+		fdr_blob_of(ep, priv);
+		if (paramlen)
+			memcpy(priv + FDR_BLOB_LEN, param, paramlen);
+		ret = fi_accept(ep->iep, priv, FDR_BLOB_LEN + paramlen);
+		if (!ret)
+			ep->state = FDR_CONNECTING;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static int fdr_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
+{
+	struct fdr_ep *ep;
+	int ret;
+
+	if (!ep_fid)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	ep = fdr_ep_of_cm(ep_fid);
+	pthread_mutex_lock(&ep->lock);
+	ret = fdr_ep_shutdown_locked(ep);
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static int fdr_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct fdr_ep *ep;
+
+	if (!fid)
+		return -FI_EINVAL;
+	ep = fdr_ep_of_cm(fdv_container_of(fid, struct fid_ep, fid));
+	return fi_getname(&ep->iep->fid, addr, addrlen);
+}
+
+static int fdr_ep_getpeer(struct fid_ep *ep_fid, void *addr, size_t *addrlen)
+{
+	if (!ep_fid)
+		return -FI_EINVAL;
+	return fi_getpeer(fdr_ep_of_cm(ep_fid)->iep, addr, addrlen);
+}
+
+static int fdr_no_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	(void)fid; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+static int fdr_no_listen(struct fid_pep *pep)
+{
+	(void)pep;
+	return -FI_ENOSYS;
+}
+
+static int fdr_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+			 size_t paramlen)
+{
+	(void)pep; (void)handle; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int fdr_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		       struct fid_mc **mc, void *context)
+{
+	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
+	return -FI_ENOSYS;
+}
+
+struct fi_ops_cm fdr_ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = fdr_no_setname,
+	.getname = fdr_ep_getname,
+	.getpeer = fdr_ep_getpeer,
+	.connect = fdr_ep_connect,
+	.listen = fdr_no_listen,
+	.accept = fdr_ep_accept,
+	.reject = fdr_no_reject,
+	.shutdown = fdr_ep_shutdown,
+	.join = fdr_no_join,
+};
+
+/* ---- passive endpoint ---- */
+
+static struct fdr_pep *fdr_pep_of(struct fid_pep *pep)
+{
+	return fdv_container_of(pep, struct fdr_pep, pep_fid);
+}
+
+/* A verbs connection request: keep it for the user if the peer speaks
+ * our protocol, refuse it here otherwise. */
+static void fdr_pep_connreq(struct fdr_pep *pep, struct fi_info *core,
+			    const uint8_t *data, size_t len)
+{
+	struct fdr_connreq *req;
+	struct fi_info *info;
+	struct fdr_blob blob;
+	int why;
+
+	why = fdr_blob_decode(&blob, data, len);
+	if (!why && !(blob.flags & FDR_BLOB_FLAG_IWARP) != !pep->iwarp)
+		why = FDR_BAD_FLAGS;
+	if (why) {
+		FD_WARN(FD_LOG_EP_CTRL, "rstream: connection request with "
+			"unusable connection data (%s): rejected", fdr_bad_str(why));
+		goto reject;
+	}
+	req = calloc(1, sizeof(*req));
+	info = req ? fdr_stream_info(pep->info, core) : NULL;
+	if (!info) {
+		free(req);
+		goto reject;
+	}
+	req->handle.fclass = FI_CLASS_CONNREQ;
+	req->handle.ops = &fdr_connreq_fid_ops;
+	req->core_info = core;
+	req->peer = blob;
+	info->handle = &req->handle;
+	fdr_user_cm_event(pep->ueq, FI_CONNREQ, &pep->pep_fid.fid, info,
+			  data + FDR_BLOB_LEN, len - FDR_BLOB_LEN);
+	return;
+reject:
+	if (fi_reject(pep->ipep, core->handle, NULL, 0))
+		FD_DBG(FD_LOG_EP_CTRL, "rstream: reject failed");
+	core->handle = NULL;
+	fi_freeinfo(core);
+}
+
+/* Lock held. */
+static void fdr_pep_pump_eq(struct fdr_pep *pep)
+{
+	uint8_t buf[FDR_EVENT_BUF];
+	struct fi_eq_cm_entry *cm = (struct fi_eq_cm_entry *)(void *)buf;
+	uint32_t event;
+	ssize_t n;
+
+	if (!pep->ueq)
+		return;
+	for (;;) {
+		n = fi_eq_read(pep->ieq, &event, buf, sizeof(buf), 0);
+		if (n == -FI_EAVAIL) {
+			struct fi_eq_err_entry err;
+
+			memset(&err, 0, sizeof(err));
+			if (fi_eq_readerr(pep->ieq, &err, 0) < 0)
+				break;
+			fdv_eq_write_error(pep->ueq, &pep->pep_fid.fid,
+					   pep->pep_fid.fid.context, err.err,
+					   err.prov_errno, err.err_data,
+					   err.err_data_size);
+			continue;
+		}
+		if (n < 0)
+			break;
+		if ((size_t)n < sizeof(*cm) || event != FI_CONNREQ || !cm->info)
+			continue;
+		fdr_pep_connreq(pep, cm->info, cm->data, (size_t)n - sizeof(*cm));
+	}
+}
+
+static void fdr_pep_eq_hook(void *arg)
+{
+	struct fdr_pep *pep = arg;
+
+	pthread_mutex_lock(&pep->lock);
+	fdr_pep_pump_eq(pep);
+	pthread_mutex_unlock(&pep->lock);
+}
+
+static int fdr_pep_listen(struct fid_pep *pep_fid)
+{
+	struct fdr_pep *pep;
+
+	if (!pep_fid)
+		return -FI_EINVAL;
+	pep = fdr_pep_of(pep_fid);
+	if (!pep->ueq)
+		return -FI_ENOEQ;
+	return fi_listen(pep->ipep);
+}
+
+static int fdr_pep_reject(struct fid_pep *pep_fid, fid_t handle,
+			  const void *param, size_t paramlen)
+{
+	struct fdr_connreq *req;
+	struct fdr_pep *pep;
+	int ret;
+
+	if (!pep_fid)
+		return -FI_EINVAL;
+	req = fdr_connreq_of(handle);
+	if (!req || !req->core_info)
+		return -FI_EINVAL;
+	if (paramlen > FDV_CM_DATA_MAX || (paramlen && !param))
+		return -FI_EINVAL;
+	pep = fdr_pep_of(pep_fid);
+	ret = fi_reject(pep->ipep, req->core_info->handle, param, paramlen);
+	/* The verbs reject consumed its request either way. */
+	req->core_info->handle = NULL;
+	fdr_connreq_release(req);
+	return ret;
+}
+
+static int fdr_pep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct fdr_pep *pep;
+
+	if (!fid)
+		return -FI_EINVAL;
+	pep = fdr_pep_of(fdv_container_of(fid, struct fid_pep, fid));
+	return fi_getname(&pep->ipep->fid, addr, addrlen);
+}
+
+static int fdr_pep_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	(void)ep; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+static int fdr_pep_no_connect(struct fid_ep *ep, const void *addr,
+			      const void *param, size_t paramlen)
+{
+	(void)ep; (void)addr; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int fdr_pep_no_accept(struct fid_ep *ep, const void *param, size_t len)
+{
+	(void)ep; (void)param; (void)len;
+	return -FI_ENOSYS;
+}
+
+static int fdr_pep_no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	(void)ep; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_cm fdr_pep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = fdr_no_setname,
+	.getname = fdr_pep_getname,
+	.getpeer = fdr_pep_no_getpeer,
+	.connect = fdr_pep_no_connect,
+	.listen = fdr_pep_listen,
+	.accept = fdr_pep_no_accept,
+	.reject = fdr_pep_reject,
+	.shutdown = fdr_pep_no_shutdown,
+	.join = fdr_no_join,
+};
+
+static int fdr_pep_getopt(fid_t fid, int level, int optname, void *optval,
+			  size_t *optlen)
+{
+	(void)fid;
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname != FI_OPT_CM_DATA_SIZE)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t))
+		return -FI_ETOOSMALL;
+	*(size_t *)optval = FDR_CM_DATA_MAX;
+	*optlen = sizeof(size_t);
+	return 0;
+}
+
+static int fdr_pep_setopt(fid_t fid, int level, int optname,
+			  const void *optval, size_t optlen)
+{
+	(void)fid; (void)optval; (void)optlen;
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	return optname == FI_OPT_CM_DATA_SIZE ? -FI_ENOSYS : -FI_ENOPROTOOPT;
+}
+
+static struct fi_ops_ep fdr_pep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = fdv_no_cancel,
+	.getopt = fdr_pep_getopt,
+	.setopt = fdr_pep_setopt,
+	.tx_ctx = fdv_no_tx_ctx,
+	.rx_ctx = fdv_no_rx_ctx,
+	.rx_size_left = fdv_no_size_left,
+	.tx_size_left = fdv_no_size_left,
+};
+
+static int fdr_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct fdr_pep *pep = fdr_pep_of(fdv_container_of(fid, struct fid_pep, fid));
+	struct fdv_eq *eq;
+	int ret;
+
+	if (!bfid)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (bfid->fclass != FI_CLASS_EQ)
+		return -FI_EINVAL;
+	eq = FDV_OBJ(struct fdv_eq, eq_fid.fid, bfid);
+	pthread_mutex_lock(&pep->lock);
+	if (pep->ueq) {
+		ret = -FI_EINVAL;
+	} else {
+		ret = fdv_eq_add_hook(eq, fdr_pep_eq_hook, pep,
+				      FDV_OBJ(struct fdv_eq, eq_fid, pep->ieq)->epfd);
+		if (!ret) {
+			pep->ueq = eq;
+			atomic_fetch_add(&eq->refs, 1);
+		}
+	}
+	pthread_mutex_unlock(&pep->lock);
+	return ret;
+}
+
+static int fdr_pep_control(struct fid *fid, int command, void *arg)
+{
+	struct fdr_pep *pep = fdr_pep_of(fdv_container_of(fid, struct fid_pep, fid));
+
+	switch (command) {
+	case FI_GETWAIT:
+		if (!arg)
+			return -FI_EINVAL;
+		*(int *)arg = FDV_OBJ(struct fdv_eq, eq_fid, pep->ieq)->epfd;
+		return 0;
+	case FI_GETWAITOBJ:
+		if (!arg)
+			return -FI_EINVAL;
+		*(enum fi_wait_obj *)arg = FI_WAIT_FD;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static int fdr_pep_close(struct fid *fid)
+{
+	struct fdr_pep *pep = fdr_pep_of(fdv_container_of(fid, struct fid_pep, fid));
+
+	if (pep->ueq) {
+		fdv_eq_del_hook(pep->ueq, pep);
+		fdv_eq_forget(pep->ueq, fid);
+		atomic_fetch_sub(&pep->ueq->refs, 1);
+	}
+	if (pep->ipep)
+		fi_close(&pep->ipep->fid);
+	if (pep->ieq)
+		fi_close(&pep->ieq->fid);
+	atomic_fetch_sub(&pep->fabric->refs, 1);
+	fi_freeinfo(pep->info);
+	pthread_mutex_destroy(&pep->lock);
+	free(pep);
+	return 0;
+}
+
+static struct fi_ops fdr_pep_fid_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdr_pep_close,
+	.bind = fdr_pep_bind,
+	.control = fdr_pep_control,
+	.ops_open = fdv_no_ops_open,
+	.tostr = NULL,
+	.ops_set = NULL,
+};
+
+int fdr_pep_open(struct fid_fabric *fabric, struct fi_info *info,
+		 struct fid_pep **pep_out, void *context)
+{
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_FD };
+	struct fi_info *core;
+	struct fdr_pep *pep;
+	int ret;
+
+	if (!fabric || !info || !pep_out)
+		return -FI_EINVAL;
+	pep = calloc(1, sizeof(*pep));
+	if (!pep)
+		return -FI_ENOMEM;
+	pthread_mutex_init(&pep->lock, NULL);
+	pep->fabric = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
+	pep->iwarp = fdr_info_iwarp(info);
+	pep->info = fi_dupinfo(info);
+	core = fdr_core_info(info);
+	if (!pep->info || !core) {
+		ret = -FI_ENOMEM;
+		goto err;
+	}
+	pep->info->handle = NULL;
+	ret = fdv_eq_open(fabric, &eq_attr, &pep->ieq, pep);
+	if (ret)
+		goto err;
+	ret = fdv_pep_open(fabric, core, &pep->ipep, pep);
+	if (ret)
+		goto err;
+	ret = fi_pep_bind(pep->ipep, &pep->ieq->fid, 0);
+	if (ret)
+		goto err;
+	fi_freeinfo(core);
+	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
+	pep->pep_fid.fid.context = context;
+	pep->pep_fid.fid.ops = &fdr_pep_fid_ops;
+	pep->pep_fid.ops = &fdr_pep_ops;
+	pep->pep_fid.cm = &fdr_pep_cm_ops;
+	atomic_fetch_add(&pep->fabric->refs, 1);
+	*pep_out = &pep->pep_fid;
+	return 0;
+err:
+	if (pep->ipep)
+		fi_close(&pep->ipep->fid);
+	if (pep->ieq)
+		fi_close(&pep->ieq->fid);
+	fi_freeinfo(core);
+	fi_freeinfo(pep->info);
+	pthread_mutex_destroy(&pep->lock);
+	free(pep);
+	return ret;
+}

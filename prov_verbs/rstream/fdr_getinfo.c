@@ -1,0 +1,341 @@
+/* fi_getinfo for FI_EP_SOCK_STREAM: ask the verbs provider for MSG
+ * entries that can carry the protocol (RMA writes, immediate data, the
+ * addresses the application gave) and turn each into a stream entry. The
+ * addresses, device and fabric stay the verbs entry's; everything the
+ * application sees of the transport underneath is replaced. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdr.h"
+#include "fdv_getinfo.h"
+
+#define FDR_CAPS	(FI_MSG | FI_SEND | FI_RECV)
+#define FDR_CORE_CAPS	(FI_MSG | FI_SEND | FI_RECV | FI_RMA | FI_WRITE | \
+			 FI_REMOTE_WRITE)
+#define FDR_CORE_MR	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
+			 FI_MR_PROV_KEY)
+/* The internal endpoint only ever sends 4-byte words from the CPU. */
+#define FDR_CORE_INJECT	64
+
+void fdr_getinfo_init(void)
+{
+	/* Sizes come from fi_getinfo hints and fi_setopt; nothing to define. */
+}
+
+int fdr_info_iwarp(const struct fi_info *info)
+{
+	return info && info->ep_attr && info->ep_attr->protocol == FI_PROTO_IWARP;
+}
+
+/* What the verbs provider must offer for a stream endpoint. */
+static struct fi_info *fdr_core_hints(const struct fi_info *hints)
+{
+	struct fi_info *core = fi_allocinfo();
+
+	if (!core)
+		return NULL;
+	core->caps = FDR_CORE_CAPS;
+	core->mode = FI_RX_CQ_DATA | FI_CONTEXT | FI_CONTEXT2;
+	core->ep_attr->type = FI_EP_MSG;
+	core->domain_attr->mr_mode = FDR_CORE_MR;
+	if (!hints)
+		return core;
+	core->addr_format = hints->addr_format;
+	if (hints->src_addr) {
+		core->src_addr = malloc(hints->src_addrlen);
+		if (!core->src_addr)
+			goto nomem;
+		memcpy(core->src_addr, hints->src_addr, hints->src_addrlen);
+		core->src_addrlen = hints->src_addrlen;
+	}
+	if (hints->dest_addr) {
+		core->dest_addr = malloc(hints->dest_addrlen);
+		if (!core->dest_addr)
+			goto nomem;
+		memcpy(core->dest_addr, hints->dest_addr, hints->dest_addrlen);
+		core->dest_addrlen = hints->dest_addrlen;
+	}
+	if (hints->domain_attr && hints->domain_attr->name &&
+	    !(core->domain_attr->name = strdup(hints->domain_attr->name)))
+		goto nomem;
+	if (hints->fabric_attr && hints->fabric_attr->name &&
+	    !(core->fabric_attr->name = strdup(hints->fabric_attr->name)))
+		goto nomem;
+	return core;
+nomem:
+	fi_freeinfo(core);
+	return NULL;
+}
+
+/* Rewrite a verbs entry into what a stream endpoint offers, keeping its
+ * addresses, device, fabric and nic. Limits are maxima (a template). */
+static int fdr_make_stream(struct fi_info *fi, uint32_t proto)
+{
+	fi->caps = FDR_CAPS;
+	fi->mode = 0;
+	fi->handle = NULL;
+
+	fi->tx_attr->caps = FI_MSG | FI_SEND;
+	fi->tx_attr->mode = 0;
+	fi->tx_attr->op_flags = 0;
+	fi->tx_attr->msg_order = FI_ORDER_SAS;
+	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	fi->tx_attr->inject_size = 0;
+	fi->tx_attr->size = FDR_MAX_QUEUE_SIZE;
+	fi->tx_attr->iov_limit = FDR_IOV_LIMIT;
+	fi->tx_attr->rma_iov_limit = 0;
+
+	fi->rx_attr->caps = FI_MSG | FI_RECV;
+	fi->rx_attr->mode = 0;
+	fi->rx_attr->op_flags = 0;
+	fi->rx_attr->msg_order = FI_ORDER_SAS;
+	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	fi->rx_attr->total_buffered_recv = 0;
+	fi->rx_attr->size = FDR_MAX_QUEUE_SIZE;
+	fi->rx_attr->iov_limit = FDR_IOV_LIMIT;
+
+	fi->ep_attr->type = FI_EP_SOCK_STREAM;
+	fi->ep_attr->protocol = proto;
+	fi->ep_attr->protocol_version = FDR_PROTO_VERSION;
+	/* One call moves at most what the rings hold; a length this big is
+	 * merely accepted in part. */
+	fi->ep_attr->max_msg_size = FDV_MAX_MSG_SIZE;
+	fi->ep_attr->max_order_raw_size = 0;
+	fi->ep_attr->max_order_war_size = 0;
+	fi->ep_attr->max_order_waw_size = 0;
+	fi->ep_attr->mem_tag_format = 0;
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+
+	fi->domain_attr->threading = FI_THREAD_SAFE;
+	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	fi->domain_attr->av_type = FI_AV_UNSPEC;
+	fi->domain_attr->mr_mode = 0;
+	fi->domain_attr->mr_key_size = 0;
+	fi->domain_attr->cq_data_size = 0;
+	fi->domain_attr->cq_cnt = 0;
+	fi->domain_attr->mr_cnt = 0;
+	fi->domain_attr->mr_iov_limit = 0;
+	fi->domain_attr->max_ep_tx_ctx = 1;
+	fi->domain_attr->max_ep_rx_ctx = 1;
+	fi->domain_attr->max_ep_stx_ctx = 0;
+	fi->domain_attr->max_ep_srx_ctx = 0;
+	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	fi->domain_attr->mode = 0;
+
+	free(fi->fabric_attr->prov_name);
+	fi->fabric_attr->prov_name = strdup(FDR_PROV_NAME);
+	return fi->fabric_attr->prov_name ? 0 : -FI_ENOMEM;
+}
+
+/* Sizes the application left open get the provider's defaults. */
+static void fdr_apply_defaults(struct fi_info *fi, const struct fi_info *hints)
+{
+	const struct fi_tx_attr *htx = hints ? hints->tx_attr : NULL;
+	const struct fi_rx_attr *hrx = hints ? hints->rx_attr : NULL;
+
+	if (!htx || !htx->size)
+		fi->tx_attr->size = FDR_DEF_QUEUE_SIZE;
+	if (!htx || !htx->iov_limit)
+		fi->tx_attr->iov_limit = FDR_DEF_IOV_LIMIT;
+	if (!hrx || !hrx->size)
+		fi->rx_attr->size = FDR_DEF_QUEUE_SIZE;
+	if (!hrx || !hrx->iov_limit)
+		fi->rx_attr->iov_limit = FDR_DEF_IOV_LIMIT;
+}
+
+/* The application's hints, minus the provider name: the front end has
+ * already decided that this provider answers ("verbs", "rstream" and
+ * "verbs;rstream" all select it), and the matcher would only accept the
+ * full name. */
+struct fdr_hints_view {
+	struct fi_info info;
+	struct fi_fabric_attr fabric;
+};
+
+static const struct fi_info *fdr_hints_view(struct fdr_hints_view *v,
+					    const struct fi_info *hints)
+{
+	if (!hints || !hints->fabric_attr || !hints->fabric_attr->prov_name)
+		return hints;
+	v->info = *hints;
+	v->fabric = *hints->fabric_attr;
+	v->fabric.prov_name = NULL;
+	v->info.fabric_attr = &v->fabric;
+	return &v->info;
+}
+
+static int fdr_prov_attr_info(uint32_t version, uint32_t proto,
+			      struct fi_info **info)
+{
+	struct fi_info *fi = fi_allocinfo();
+
+	if (!fi)
+		return -FI_ENOMEM;
+	if (fdr_make_stream(fi, proto)) {
+		fi_freeinfo(fi);
+		return -FI_ENOMEM;
+	}
+	fi->addr_format = FI_SOCKADDR_IN;
+	fi->fabric_attr->prov_version = FD_PROV_VERSION;
+	fi->fabric_attr->api_version = version;
+	fdr_apply_defaults(fi, NULL);
+	*info = fi;
+	return 0;
+}
+
+int fdr_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info)
+{
+	const struct fi_ep_attr *hep = hints ? hints->ep_attr : NULL;
+	uint32_t asked = hep ? hep->protocol : FI_PROTO_UNSPEC;
+	struct fi_info *core_hints, *core = NULL, *head = NULL, **tail = &head;
+	struct fdr_hints_view view;
+	const struct fi_info *match;
+	int ret;
+
+	if (!info)
+		return -FI_EINVAL;
+	*info = NULL;
+	if (hep && hep->type != FI_EP_UNSPEC && hep->type != FI_EP_SOCK_STREAM)
+		return -FI_ENODATA;
+	if (asked != FI_PROTO_UNSPEC && asked != FI_PROTO_RSTREAM &&
+	    asked != FI_PROTO_IWARP)
+		return -FI_ENODATA;
+	if (flags & FI_PROV_ATTR_ONLY)
+		return fdr_prov_attr_info(version, asked == FI_PROTO_IWARP ?
+					  FI_PROTO_IWARP : FI_PROTO_RSTREAM, info);
+
+	core_hints = fdr_core_hints(hints);
+	if (!core_hints)
+		return -FI_ENOMEM;
+	ret = fdv_getinfo(version, node, service, flags, core_hints, &core);
+	fi_freeinfo(core_hints);
+	if (ret)
+		return ret;
+
+	match = fdr_hints_view(&view, hints);
+	for (struct fi_info *c = core; c; c = c->next) {
+		int iwarp_dev = c->ep_attr->protocol == FI_PROTO_IWARP;
+		uint32_t proto;
+		struct fi_info *t, *fi;
+
+		/* A device without write-with-immediate (iWARP) can only
+		 * speak the iWARP framing; any device can speak it. */
+		if (iwarp_dev && asked == FI_PROTO_RSTREAM)
+			continue;
+		proto = iwarp_dev || asked == FI_PROTO_IWARP ?
+			FI_PROTO_IWARP : FI_PROTO_RSTREAM;
+		t = fi_dupinfo(c);
+		if (!t || fdr_make_stream(t, proto)) {
+			fi_freeinfo(t);
+			ret = -FI_ENOMEM;
+			break;
+		}
+		t->next = NULL;
+		if (fd_info_check(version, t, match)) {
+			fi_freeinfo(t);
+			continue;
+		}
+		fi = fd_info_narrow(version, t, match);
+		fi_freeinfo(t);
+		if (!fi) {
+			ret = -FI_ENOMEM;
+			break;
+		}
+		fdr_apply_defaults(fi, hints);
+		*tail = fi;
+		tail = &fi->next;
+	}
+	fi_freeinfo(core);
+	if (ret) {
+		fi_freeinfo(head);
+		return ret;
+	}
+	if (!head)
+		return -FI_ENODATA;
+	*info = head;
+	return 0;
+}
+
+/* ---- infos for the two layers of one endpoint ---- */
+
+struct fi_info *fdr_core_info(const struct fi_info *info)
+{
+	struct fi_info *core = fi_dupinfo(info);
+
+	if (!core)
+		return NULL;
+	core->next = NULL;
+	core->handle = NULL;
+	core->caps = FDR_CORE_CAPS;
+	core->mode = FI_RX_CQ_DATA;
+	core->tx_attr->caps = FDR_CORE_CAPS & ~(uint64_t)(FI_RECV | FI_REMOTE_WRITE);
+	core->tx_attr->op_flags = 0;
+	core->tx_attr->iov_limit = 1;
+	core->tx_attr->rma_iov_limit = 1;
+	core->tx_attr->inject_size = FDR_CORE_INJECT;
+	core->rx_attr->caps = FI_MSG | FI_RECV | FI_RMA | FI_REMOTE_WRITE;
+	core->rx_attr->op_flags = 0;
+	core->rx_attr->iov_limit = 1;
+	core->ep_attr->type = FI_EP_MSG;
+	core->ep_attr->protocol = FI_PROTO_RDMA_CM_IB_RC;
+	core->ep_attr->protocol_version = 1;
+	core->domain_attr->mr_mode = FDR_CORE_MR;
+	core->domain_attr->threading = FI_THREAD_DOMAIN;
+	core->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	core->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	free(core->fabric_attr->prov_name);
+	core->fabric_attr->prov_name = strdup(FDV_PROV_NAME);
+	if (!core->fabric_attr->prov_name) {
+		fi_freeinfo(core);
+		return NULL;
+	}
+	return core;
+}
+
+static int fdr_copy_addr(void **dst, size_t *dstlen, const void *src,
+			 size_t len)
+{
+	free(*dst);
+	*dst = NULL;
+	*dstlen = 0;
+	if (!src || !len)
+		return 0;
+	*dst = malloc(len);
+	if (!*dst)
+		return -FI_ENOMEM;
+	memcpy(*dst, src, len);
+	*dstlen = len;
+	return 0;
+}
+
+struct fi_info *fdr_stream_info(const struct fi_info *tmpl,
+				const struct fi_info *core)
+{
+	struct fi_info *fi = fi_dupinfo(tmpl);
+
+	if (!fi)
+		return NULL;
+	fi->next = NULL;
+	fi->handle = NULL;
+	fi->addr_format = core->addr_format;
+	if (fdr_copy_addr(&fi->src_addr, &fi->src_addrlen, core->src_addr,
+			  core->src_addrlen) ||
+	    fdr_copy_addr(&fi->dest_addr, &fi->dest_addrlen, core->dest_addr,
+			  core->dest_addrlen))
+		goto nomem;
+	if (core->domain_attr && core->domain_attr->name) {
+		free(fi->domain_attr->name);
+		fi->domain_attr->name = strdup(core->domain_attr->name);
+		if (!fi->domain_attr->name)
+			goto nomem;
+	}
+	return fi;
+nomem:
+	fi_freeinfo(fi);
+	return NULL;
+}
