@@ -87,7 +87,8 @@ def src_of(fields):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fi-info", required=True)
-    ap.add_argument("--upstream", default="/usr/bin/fi_info")
+    ap.add_argument("--upstream", default="/usr/bin/fi_info",
+                    help="upstream fi_info to compare with ('' for none)")
     ap.add_argument("--rstream", default="OFF")
     args = ap.parse_args()
     rstream = args.rstream.upper() in ("ON", "1", "YES", "TRUE")
@@ -175,7 +176,7 @@ def main():
                     errors.append("%s: only upstream lists %s" % (label, src))
             print("compared with upstream fi_info (%s): %d common entries" %
                   (label, len(set(up) & set(fd))))
-    else:
+    elif args.upstream:
         print("note: no upstream fi_info at %s; comparison skipped" %
               args.upstream)
 
