@@ -84,6 +84,7 @@ static int server(struct fdt_side *s, void *arg)
 
 	(void)arg;
 	memset(&st, 0, sizeof(st));
+	FDT_ASSERT(s->info->domain_attr->cq_data_size >= 1, "no CQ data for the results");
 	fdt_server_accept_many(s, conns, N_CLIENTS, &reply, server_pre, &st);
 	for (int i = 0; i < N_CLIENTS; i++)
 		FDT_OK(fi_send(conns[i].ep, &st.go, sizeof(st.go), fi_mr_desc(st.go_mr), 0,
@@ -280,6 +281,9 @@ int main(void)
 	int rc;
 
 	hints->caps |= FI_ATOMIC;
+	/* the results carry the client's index as CQ data */
+	hints->mode |= FI_RX_CQ_DATA;
+	hints->rx_attr->mode |= FI_RX_CQ_DATA;
 	rc = fdt_run_multi(hints, server, client, N_CLIENTS, NULL);
 	fi_freeinfo(hints);
 	return rc;
