@@ -43,7 +43,34 @@ struct fi_info *fdt_hints(void)
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	hints->fabric_attr->prov_name = strdup("verbs");
+	/* Inside one Soft-RoCE VM only rxe0 carries traffic (rxe loops it
+	 * back); a library that would pick rxe1 for the client could not
+	 * reach the server, so name the device. */
+	if (getenv("FD_RXE_DEV0"))
+		hints->domain_attr->name = strdup(getenv("FD_RXE_DEV0"));
 	return hints;
+}
+
+/* The client names its source address too: with the destination local,
+ * RDMA CM would otherwise pick a device for the source by itself (upstream
+ * libfabric lets it, and it may pick rxe1, which cannot reach rxe0). */
+static void fdt_client_getinfo(const char *addr, const char *port,
+			       struct fi_info *hints, struct fi_info **info)
+{
+	struct fi_info *h = fi_dupinfo(hints);
+	struct sockaddr_in *src = calloc(1, sizeof(*src));
+
+	if (!h || !src)
+		FDT_FAIL("out of memory");
+	src->sin_family = AF_INET;
+	if (inet_pton(AF_INET, addr, &src->sin_addr) != 1)
+		FDT_FAIL("FD_RXE_ADDR0 %s is not an IPv4 address", addr);
+	free(h->src_addr);
+	h->src_addr = src;
+	h->src_addrlen = sizeof(*src);
+	h->addr_format = FI_SOCKADDR_IN;
+	FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, port, 0, h, info));
+	fi_freeinfo(h);
 }
 
 static int fdt_exit_code(int status)
@@ -86,7 +113,7 @@ int fdt_run_pair(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg)
 			_exit(1);	/* the server failed before listening */
 		memset(&cli, 0, sizeof(cli));
 		cli.hints = hints;
-		FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, port, 0, hints, &cli.info));
+		fdt_client_getinfo(addr, port, hints, &cli.info);
 		FDT_OK(fi_fabric(cli.info->fabric_attr, &cli.fabric, NULL));
 		{
 			struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
@@ -140,8 +167,13 @@ static int fdt_run_role(const char *role, struct fi_info *hints, fdt_fn server,
 	memset(&side, 0, sizeof(side));
 	side.hints = hints;
 	if (!strcmp(role, "server")) {
+		/* Listen on every address: a peer library may pick either rxe
+		 * device for its side, and inside one VM rxe0 and rxe1 cannot
+		 * reach each other's addresses. */
+		const char *node = getenv("FDT_LISTEN_ANY") ? NULL : addr;
+
 		side.is_server = 1;
-		FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, "0", FI_SOURCE, hints, &side.info));
+		FDT_OK(fi_getinfo(FI_VERSION(1, 17), node, "0", FI_SOURCE, hints, &side.info));
 		FDT_OK(fi_fabric(side.info->fabric_attr, &side.fabric, NULL));
 		FDT_OK(fi_eq_open(side.fabric, &ea, &side.eq, NULL));
 		FDT_OK(fi_passive_ep(side.fabric, side.info, &side.pep, NULL));
@@ -153,7 +185,7 @@ static int fdt_run_role(const char *role, struct fi_info *hints, fdt_fn server,
 		return server(&side, arg);
 	}
 	if (!strcmp(role, "client") && getenv("FDT_PORT")) {
-		FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, getenv("FDT_PORT"), 0, hints, &side.info));
+		fdt_client_getinfo(addr, getenv("FDT_PORT"), hints, &side.info);
 		FDT_OK(fi_fabric(side.info->fabric_attr, &side.fabric, NULL));
 		FDT_OK(fi_eq_open(side.fabric, &ea, &side.eq, NULL));
 		return client(&side, arg);
@@ -211,7 +243,7 @@ void fdt_open_ep(struct fdt_side *side, struct fi_info *info)
 
 	if (!side->domain)
 		FDT_OK(fi_domain(side->fabric, info, &side->domain, NULL));
-	ca.size = 512;
+	ca.size = side->cq_size ? side->cq_size : 512;
 	ca.format = side->cq_format ? side->cq_format : FI_CQ_FORMAT_DATA;
 	ca.wait_obj = FI_WAIT_UNSPEC;
 	FDT_OK(fi_cq_open(side->domain, &ca, &side->txcq, NULL));
@@ -480,7 +512,7 @@ int fdt_run_multi(struct fi_info *hints, fdt_fn server, fdt_fn client,
 			memset(&cli, 0, sizeof(cli));
 			cli.hints = hints;
 			cli.client_index = i;
-			FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, port, 0, hints, &cli.info));
+			fdt_client_getinfo(addr, port, hints, &cli.info);
 			FDT_OK(fi_fabric(cli.info->fabric_attr, &cli.fabric, NULL));
 			FDT_OK(fi_eq_open(cli.fabric, &ea, &cli.eq, NULL));
 			rc = client(&cli, arg);

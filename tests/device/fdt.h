@@ -69,6 +69,7 @@ struct fdt_side {
 	struct fid_pep *pep;
 	struct fid_ep *ep;
 	enum fi_cq_format cq_format;
+	size_t cq_size;		/* 0: 512 entries */
 	uint64_t tx_bind_flags;	/* extra flags for the tx CQ bind */
 	uint64_t rx_bind_flags;
 	int is_server;
