@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Run the device tests (ctest label "device") of each build directory given,
+# Run the device tests (ctest label "device") of each build directory given
+# (DIR, or DIR:REGEX to run only the tests whose names match),
 # where a verbs device exists (normally inside tests/rxe/run). Fails when a
 # device test failed, was skipped or when none ran: a green run that skipped
 # them would prove nothing.
 set -uo pipefail
 
 status=0
-for dir in "$@"; do
+for arg in "$@"; do
+  dir=${arg%%:*}
+  sel=()
+  [ "$arg" != "$dir" ] && sel=(-R "${arg#*:}")
   log=$(mktemp)
-  echo "=== device tests in $dir"
-  ctest --test-dir "$dir" -L device --output-on-failure --timeout 300 2>&1 | tee "$log"
+  echo "=== device tests in $arg"
+  ctest --test-dir "$dir" -L device "${sel[@]}" --output-on-failure 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   ran=$(sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
   if [ "$rc" -ne 0 ]; then
