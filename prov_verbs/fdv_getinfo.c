@@ -411,6 +411,12 @@ static struct fi_info *fdv_build_template(struct fdv_device_info *dev)
 		return NULL;
 	if (fdv_fill_common(fi, iwarp))
 		goto err;
+	/* A device without verbs atomics offers no FI_ATOMIC at all. */
+	if (da->atomic_cap == IBV_ATOMIC_NONE) {
+		fi->caps &= ~(uint64_t)FI_ATOMIC;
+		fi->tx_attr->caps &= ~(uint64_t)FI_ATOMIC;
+		fi->rx_attr->caps &= ~(uint64_t)FI_ATOMIC;
+	}
 
 	fi->tx_attr->size = (size_t)da->max_qp_wr;
 	fi->tx_attr->iov_limit = (size_t)da->max_sge;
