@@ -193,20 +193,24 @@ static int fdt_run_role(const char *role, struct fi_info *hints, fdt_fn server,
 	FDT_FAIL("FDT_ROLE must be server, or client with FDT_PORT set");
 }
 
+struct fdt_pair_args {
+	struct fi_info *hints;
+	fdt_fn server, client;
+	void *arg;
+};
+
+static int fdt_pair_in_child(void *p)
+{
+	struct fdt_pair_args *a = p;
+
+	return fdt_run_pair(a->hints, a->server, a->client, a->arg);
+}
+
 int fdt_run_pair_fresh(struct fi_info *hints, fdt_fn server, fdt_fn client, void *arg)
 {
-	int status;
-	pid_t pid;
+	struct fdt_pair_args a = { hints, server, client, arg };
 
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		FDT_FAIL("fork");
-	if (pid == 0)
-		_exit(fdt_run_pair(hints, server, client, arg));
-	if (waitpid(pid, &status, 0) < 0)
-		FDT_FAIL("waitpid");
-	return fdt_exit_code(status);
+	return fdt_run_isolated(fdt_pair_in_child, &a);
 }
 
 static int fdt_now_ms_since(const struct timespec *t0)
