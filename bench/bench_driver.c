@@ -484,25 +484,33 @@ static void bm_print_row(const struct bm_opts *o, const struct bm_result *r)
 	fflush(stdout);
 }
 
-static void bm_write_csv(const struct bm_opts *o)
-{
-	FILE *f = fopen(o->csv, "w");
+/* Rows go out as they are measured, so a run cut short by a timeout still
+ * leaves what it measured. */
+static FILE *bm_csv;
 
-	if (!f)
+static void bm_open_csv(const struct bm_opts *o)
+{
+	if (!o->csv)
+		return;
+	bm_csv = fopen(o->csv, "w");
+	if (!bm_csv)
 		bm_die("cannot write %s: %s", o->csv, strerror(errno));
-	fprintf(f, "variant,test,bytes,iters,warmup,oneway,t_min_us,t_max_us,"
+	fprintf(bm_csv, "variant,test,bytes,iters,warmup,oneway,t_min_us,t_max_us,"
 		"t_typical_us,t_avg_us,t_stdev_us,t_p99_us,t_p999_us,"
 		"usec_per_xfer,mb_per_s\n");
-	for (size_t i = 0; i < bm_nresults; i++) {
-		const struct bm_result *r = &bm_results[i];
+	fflush(bm_csv);
+}
 
-		fprintf(f, "%s,%s,%zu,%u,%u,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
-			o->variant, bm_test_names[r->test], r->size, r->iters,
-			o->cfg.warmup, r->oneway, r->t_min, r->t_max, r->t_typical,
-			r->t_avg, r->t_stdev, r->t_p99, r->t_p999,
-			r->usec_per_xfer, r->mb_per_s);
-	}
-	fclose(f);
+static void bm_csv_row(const struct bm_opts *o, const struct bm_result *r)
+{
+	if (!bm_csv)
+		return;
+	fprintf(bm_csv, "%s,%s,%zu,%u,%u,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
+		o->variant, bm_test_names[r->test], r->size, r->iters,
+		o->cfg.warmup, r->oneway, r->t_min, r->t_max, r->t_typical,
+		r->t_avg, r->t_stdev, r->t_p99, r->t_p999,
+		r->usec_per_xfer, r->mb_per_s);
+	fflush(bm_csv);
 }
 
 static void bm_json_str(FILE *f, const char *s)
@@ -829,6 +837,7 @@ static void bm_run_size(struct bm_run *r, enum bm_test t, size_t len,
 		bm_stats(&res, rtt, cfg->iters, t_end - t_start);
 		bm_add_result(&res);
 		bm_print_row(r->o, &res);
+		bm_csv_row(r->o, &res);
 		if (r->o->progress)
 			bm_log("%s %zu B: t_typical %.2f us", bm_test_names[t], len,
 			       res.t_typical);
@@ -904,10 +913,11 @@ static int bm_client(const struct bm_opts *o)
 
 	bm_role = "client";
 	bm_pin(o->cpu_client);
+	bm_open_csv(o);
 	b = bk_connect(o, &o->cfg);
 	bm_run(b, o, &o->cfg, 1);
-	if (o->csv)
-		bm_write_csv(o);
+	if (bm_csv)
+		fclose(bm_csv);
 	if (o->json)
 		bm_write_json(o, bk_describe(b));
 	bk_close(b);

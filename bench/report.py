@@ -244,9 +244,12 @@ def instruction_table(ins, side="client"):
     lines.append("(their number depends on timing; 'empty' gives their unit cost).")
     by = {}
     for r in ins:
-        if r["side"] == side:
+        # one-sided tests leave the target nothing to count
+        if r["side"] == side and (r["posts"] or r["recv_posts"] or r["reaps"]):
             by[(r["test"], r["bytes"], r["variant"])] = r
     keys = sorted({(t, b) for (t, b, _) in by}, key=lambda k: (TESTS.index(k[0]) if k[0] in TESTS else 99, k[1]))
+    if not keys:
+        return []
     lines.append("")
     lines.append("%-10s %6s %-9s %8s %8s %8s %8s %10s %8s" % (
         "test", "bytes", "variant", "post", "recvpost", "reap", "empty", "roundtrip", "vs raw"))
@@ -349,7 +352,7 @@ def plots(summary, lat, tools, ins):
                 f.write(k + " " + " ".join("-" if rows[k].get(v) is None else "%.1f" % rows[k][v]
                                            for v in VARIANTS) + "\n")
         png = os.path.join(summary, "instructions.png")
-        script += ["unset logscale", "set logscale y", "set output '%s'" % png,
+        script += ["unset logscale", "set yrange [0:*]", "set output '%s'" % png,
                    "set title 'user-space instructions per round trip (callgrind, client side)'",
                    "set ylabel 'instructions'", "set xlabel ''",
                    "set style data histogram", "set style histogram cluster gap 1",
@@ -383,10 +386,11 @@ def main():
     os.makedirs(summary, exist_ok=True)
     report = []
     lat, tools, ins = {}, {}, []
-    sess = os.path.join(a.out, "session.txt")
-    if os.path.exists(sess):
-        report += ["Session: " + l.rstrip() for l in open(sess)]
-        report.append("")
+    for name, label in (("build.txt", "Build"), ("session.txt", "Session")):
+        path = os.path.join(a.out, name)
+        if os.path.exists(path):
+            report += ["%s: %s" % (label, l.rstrip()) for l in open(path)]
+    report.append("")
     if a.only != "instructions":
         lat = load_latency(a.out)
         tools = load_tools(a.out)
@@ -413,8 +417,9 @@ def main():
     with open(os.path.join(summary, "report.txt"), "w") as f:
         f.write(text)
     sys.stdout.write(text)
-    print("written: %s/{report.txt,latency.csv,instructions.csv,results.json}%s" % (
-        summary, (" and " + ", ".join(os.path.basename(p) for p in pngs)) if pngs else ""))
+    written = [n for n in ("report.txt", "latency.csv", "instructions.csv", "results.json")
+               if os.path.exists(os.path.join(summary, n))] + [os.path.basename(p) for p in pngs]
+    print("written to %s: %s" % (summary, ", ".join(written)))
     return 0
 
 

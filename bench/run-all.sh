@@ -96,6 +96,12 @@ case $OUT/ in
 *) export FD_RXE_SHARE=${FD_RXE_SHARE:+$FD_RXE_SHARE:}$OUT ;;
 esac
 rm -rf "$OUT/latency" "$OUT/tools" "$OUT/callgrind" "$OUT/summary"
+# What was measured: the tree the variants were built from.
+{
+	echo "source $(git -C "$REPO" describe --always --dirty 2> /dev/null || echo unknown)"
+	echo "compiler $(cc --version | head -n 1)"
+	echo "host $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
+} > "$OUT/build.txt"
 "$REPO/tests/rxe/run" --timeout 3000 -- "$HERE/vm-session.sh" "$OUT" \
 	"$REPO/build/bench-direct" "$REPO/build/bench-off" ${FULL[@]+"${FULL[@]}"} \
 	--parts "$PARTS"

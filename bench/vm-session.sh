@@ -42,14 +42,14 @@ if [ "$FULL" = 1 ]; then
 	LAT_WARMUP=500
 	TOOL_SIZES="1 4 16 64 256 1024 4096 16384 65536 262144 1048576 4194304"
 	TOOL_ITERS=5000
-	CG_ITERS=1000
+	CG_ITERS=200
 else
 	LAT_SIZES=1:65536
 	LAT_ITERS=1000
 	LAT_WARMUP=100
 	TOOL_SIZES="1 4 16 64 256 1024 4096 16384 65536"
 	TOOL_ITERS=1000
-	CG_ITERS=100
+	CG_ITERS=50
 fi
 CG_SIZES=64,4096	# one inline, one not
 
@@ -165,7 +165,7 @@ if has_part callgrind; then
 			timeout 900 "${NICE[@]}" valgrind --tool=callgrind --collect-atstart=no \
 				--callgrind-out-file="$d/cg.%p" -q \
 				"$b" --local --cpus "$CPU_S,$CPU_C" --callgrind -t all -s "$CG_SIZES" \
-				-n "$CG_ITERS" -w 20 > "$d/run.log" 2> "$d/run.err"
+				-n "$CG_ITERS" -w 10 > "$d/run.log" 2> "$d/run.err"
 			rc=$?
 			[ "$rc" = 0 ] || say "callgrind: $v exited $rc (see $d/run.err)"
 		done
