@@ -301,9 +301,13 @@ void fdr_progress(struct fdr_ep *ep)
  * came in meanwhile, try again. */
 static int fdr_arm(struct fdr_ep *ep)
 {
-	int ret = 0;
+	enum fdr_state state = ep->state;
+	int err = ep->err, ret = 0;
 
+	/* A connection event changes the answer: look again at once. */
 	fdr_ep_pump_eq(ep);
+	if (ep->state != state || ep->err != err)
+		return -FI_EAGAIN;
 	if (ep->icq)
 		ret = fdv_cq_trywait(FDV_OBJ(struct fdv_cq_full, cq.cq_fid, ep->icq));
 	return ret == -FI_EAGAIN ? -FI_EAGAIN : 0;

@@ -174,6 +174,10 @@ uint32_t fdr_flow_tx_piece(const struct fdr_flow *f, size_t want,
 	*peer_off = (uint32_t)(f->tx_pos % f->peer_ring);
 	n = min64(n, f->tx_ring - *tx_off);
 	n = min64(n, f->peer_ring - *peer_off);
+	/* Pieces of a quarter ring at most: the receiver can read (and
+	 * report) the first while the next are on the wire, instead of
+	 * waiting for one write as big as its ring. */
+	n = min64(n, f->peer_ring / FDR_PIECE_DIV);
 	return (uint32_t)n;
 }
 
@@ -206,7 +210,7 @@ int fdr_flow_ctrl_due(const struct fdr_flow *f)
 	if (f->fin_sent || f->fin_rcvd)
 		return 0;	/* the stream is ending: nobody needs credits */
 	return f->owed >= half(f->rx_credits) ||
-	       f->rx_read - f->rx_reported >= half(f->rx_ring);
+	       f->rx_read - f->rx_reported >= f->rx_ring / FDR_REPORT_DIV;
 }
 
 int fdr_flow_ctrl_ok(const struct fdr_flow *f, int fin)

@@ -113,6 +113,12 @@ uint32_t fdr_word_data(uint32_t len);
  * so credit returns and FIN can always be sent. */
 #define FDR_RESERVED_CREDITS	2u
 
+/* Writes are at most a 1/FDR_PIECE_DIV of the peer's ring, and freed ring
+ * space is reported once 1/FDR_REPORT_DIV of the ring is free: the window
+ * keeps moving instead of stopping and starting a ring at a time. */
+#define FDR_PIECE_DIV		4u
+#define FDR_REPORT_DIV		4u
+
 struct fdr_flow {
 	/* sending */
 	uint64_t tx_pos;	/* bytes written to the peer */

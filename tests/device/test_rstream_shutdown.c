@@ -1,4 +1,5 @@
-/* End of stream, three ways, on three connections of one listener:
+/* End of stream, three ways, on connections of one listener (the first
+ * is refused: fi_reject's data reaches the client's EQ error entry):
  *  1. the client writes, then fi_shutdown at once; the server, reading
  *     only later, still gets every byte, then 0 (end of stream) for good;
  *     sends on either side then fail with -FI_ESHUTDOWN; both EQs report
@@ -46,6 +47,15 @@ static int server(struct fdt_side *s, void *arg)
 	uint8_t ev[sizeof(struct fi_eq_cm_entry) + 64];
 
 	(void)arg;
+	/* 0: refused */
+	{
+		struct fi_eq_cm_entry *e = (struct fi_eq_cm_entry *)ev;
+
+		fdt_wait_event(s, FI_CONNREQ, ev, sizeof(ev));
+		FDT_EXPECT(fi_reject(s->pep, e->info->handle, NULL, 60), -FI_EINVAL);
+		FDT_OK(fi_reject(s->pep, e->info->handle, "go away", 8));
+		fi_freeinfo(e->info);
+	}
 	/* 1 */
 	rst_accept(s, NULL, NULL, NULL, 0);
 	sleep(1);	/* data and the end are both waiting by now */
@@ -99,6 +109,26 @@ static int client(struct fdt_side *s, void *arg)
 	ssize_t n;
 
 	(void)arg;
+	/* 0: refused, with the server's reason */
+	{
+		uint8_t ev[sizeof(struct fi_eq_cm_entry) + 64];
+		struct fi_eq_err_entry err = { 0 };
+		uint32_t event;
+
+		FDT_OK(fi_domain(s->fabric, s->info, &s->domain, NULL));
+		FDT_OK(fi_endpoint(s->domain, s->info, &s->ep, NULL));
+		FDT_OK(fi_ep_bind(s->ep, &s->eq->fid, 0));
+		FDT_OK(fi_enable(s->ep));
+		FDT_OK(fi_connect(s->ep, s->info->dest_addr, NULL, 0));
+		FDT_EXPECT(fi_eq_sread(s->eq, &event, ev, sizeof(ev), 10000, 0), -FI_EAVAIL);
+		FDT_ASSERT(fi_eq_readerr(s->eq, &err, 0) > 0, "readerr");
+		FDT_ASSERT(err.err == FI_ECONNREFUSED, "reject error %d", err.err);
+		FDT_ASSERT(err.fid == &s->ep->fid, "error names the ep");
+		FDT_ASSERT(err.err_data_size == 8 && !memcmp(err.err_data, "go away", 8),
+			   "reject data (%zu bytes)", err.err_data_size);
+		FDT_EXPECT(fi_send(s->ep, buf, 1, NULL, 0, NULL), -FI_ECONNREFUSED);
+		close_ep(s);
+	}
 	/* 1 */
 	rst_connect(s, NULL, NULL, NULL, 0);
 	rst_gen(buf, 0, N1, 1);

@@ -146,11 +146,11 @@ static void test_flow_rules(void)
 	struct fdr_msg m;
 	uint32_t toff, poff, n, w;
 
-	peer.ring_size = 4096;
+	peer.ring_size = 16384;
 	peer.credits = 8;
 	fdr_flow_init(&f, 3000, 2048, 6, &peer);
 	CHECK(f.credits == 8 && fdr_flow_data_ok(&f), "initial credits");
-	/* contiguity in both rings */
+	/* contiguity in both rings, a quarter of the peer's ring at most */
 	n = fdr_flow_tx_piece(&f, 10000, &toff, &poff);
 	CHECK(n == 3000 && toff == 0 && poff == 0, "first piece %u", n);
 	fdr_flow_tx_commit(&f, n);
@@ -159,10 +159,29 @@ static void test_flow_rules(void)
 	CHECK(fdr_flow_tx_complete(&f, 3000) == 0, "complete");
 	CHECK(fdr_flow_tx_complete(&f, 1) == -1, "over-complete");
 	n = fdr_flow_tx_piece(&f, 10000, &toff, &poff);
-	CHECK(n == 1096 && toff == 0 && poff == 3000, "peer space left %u %u %u", n, toff, poff);
+	CHECK(n == 3000 && toff == 0 && poff == 3000, "tx ring wrapped %u %u %u", n, toff, poff);
 	fdr_flow_tx_commit(&f, 500);
 	n = fdr_flow_tx_piece(&f, 10000, &toff, &poff);
-	CHECK(n == 596 && toff == 500 && poff == 3500, "peer ring end %u", n);
+	CHECK(n == 2500 && toff == 500 && poff == 3500, "tx space left %u %u %u", n, toff, poff);
+	n = fdr_flow_tx_piece(&f, 7, &toff, &poff);
+	CHECK(n == 7, "what was asked %u", n);
+	{
+		struct fdr_flow g;
+
+		fdr_flow_init(&g, 65536, 2048, 6, &peer);
+		g.tx_pos = g.tx_done = g.peer_freed = 16000;
+		n = fdr_flow_tx_piece(&g, 10000, &toff, &poff);
+		CHECK(n == 384 && toff == 16000 && poff == 16000, "peer ring end %u", n);
+		g.tx_pos = g.tx_done = g.peer_freed = 16384;
+		n = fdr_flow_tx_piece(&g, 10000, &toff, &poff);
+		CHECK(n == 4096 && poff == 0, "quarter of the peer ring %u", n);
+		g.peer_freed = 0;	/* nothing read over there yet */
+		n = fdr_flow_tx_piece(&g, 10000, &toff, &poff);
+		CHECK(n == 0, "peer ring full %u", n);
+		g.peer_freed = 10;
+		n = fdr_flow_tx_piece(&g, 10000, &toff, &poff);
+		CHECK(n == 10, "ten bytes free %u", n);
+	}
 	/* credits: 6 left, data stops at the reserve */
 	fdr_flow_tx_commit(&f, 1);
 	fdr_flow_tx_commit(&f, 1);
@@ -195,7 +214,7 @@ static void test_flow_rules(void)
 	CHECK(fdr_flow_rx_apply(&f, &m) == FDR_BAD_OVERRUN, "overrun");
 	fdr_flow_rx_consume(&f, 1500);
 	CHECK(fdr_flow_rx_apply(&f, &m) == FDR_BAD_OVERRUN, "read but not reported");
-	CHECK(fdr_flow_ctrl_due(&f), "due: half the ring read");
+	CHECK(fdr_flow_ctrl_due(&f), "due: a quarter of the ring read");
 	w = fdr_flow_ctrl_take(&f, 0);
 	/* the one owed above plus three accepted messages (refused ones
 	 * count for nothing) */
