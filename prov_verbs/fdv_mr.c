@@ -126,8 +126,9 @@ static int fdv_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 {
 	if (!attr)
 		return -FI_EINVAL;
-	if (attr->iface != FI_HMEM_SYSTEM)
-		return -FI_ENOSYS;
+	/* iface/device are read only for applications granted FI_HMEM,
+	 * which this provider never grants; older binaries' fi_mr_attr
+	 * ends before them (drop-in libfabric.so.1, docs/dropin.md). */
 	return fdv_mr_regv(fid, attr->mr_iov, attr->iov_count, attr->access,
 			   attr->offset, attr->requested_key, flags, mr,
 			   attr->context);
