@@ -25,6 +25,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0 nfail=0
 fail() { echo "FAIL: $*"; status=1; nfail=$((nfail + 1)); }
+# section headers carry the elapsed time: the whole test is slow in a VM
+section() { echo "=== [${SECONDS}s] $*"; }
 
 # Run a program on our library or on Debian's (no LD_LIBRARY_PATH at all).
 ours()   { env LD_LIBRARY_PATH="$libdir" "$@"; }
@@ -38,7 +40,7 @@ theirs ldd /usr/bin/fi_pingpong | grep -q "libfabric.so.1 => $libdir" &&
   { echo "FAIL: without LD_LIBRARY_PATH fi_pingpong still loads ours"; exit 1; }
 
 # ---- fi_info ----------------------------------------------------------------
-echo "=== fi_info -p verbs -t FI_EP_MSG (this library)"
+section "fi_info -p verbs -t FI_EP_MSG (this library)"
 if ! ours fi_info -p verbs -t FI_EP_MSG >"$work/info" 2>&1; then
   cat "$work/info"; fail "fi_info exited non-zero"
 fi
@@ -86,7 +88,7 @@ listening() { # tcp port
 pingpong() { # label server-side(ours|theirs) client-side(ours|theirs)
   local label=$1 srv=$2 cli=$3 spid rc_s rc_c s before=$nfail
   port=$((port + 1))
-  echo "=== fi_pingpong: $label"
+  section "fi_pingpong: $label"
   "$srv" timeout 300 "${pin_srv[@]}" fi_pingpong -p verbs -e msg -c -S all \
     -I "$iters" -B "$port" >"$work/srv" 2>&1 &
   spid=$!
@@ -138,12 +140,12 @@ for bin in "$@"; do
   printf '#!/bin/sh\nLD_LIBRARY_PATH=%s; export LD_LIBRARY_PATH\nexec %s "$@"\n' \
     "$libdir" "$bin" >"$wrap"
   chmod +x "$wrap"
-  echo "=== $name: this library <-> Debian's libfabric"
+  section "$name: this library <-> Debian's libfabric"
   "$here/../device/interop.sh" "$wrap" "$bin" || fail "$name: interop"
-  echo "=== $name: this library <-> this library"
+  section "$name: this library <-> this library"
   "$here/../device/interop.sh" "$wrap" "$wrap" >"$work/self" 2>&1 ||
     { cat "$work/self"; fail "$name: both sides on this library"; }
 done
 
-[ $status -eq 0 ] && echo "=== drop-in libfabric.so.1: all passed"
+[ $status -eq 0 ] && section "drop-in libfabric.so.1: all passed"
 exit $status

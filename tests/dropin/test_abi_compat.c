@@ -12,6 +12,9 @@
  * api_version and the domain counts, 1.2 (1.7 - 1.8) appended fi_info's
  * nic; tx_attr's tclass came with 1.3.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
