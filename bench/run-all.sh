@@ -20,6 +20,9 @@
 #
 # Default run: sizes 1 B..64 KiB, 1000 iterations; about 10-15 minutes on a
 # 2-core machine through the TCG VM. --full: 1 B..4 MiB, 5000 iterations.
+# BENCH_LAT_SIZES, BENCH_LAT_ITERS, BENCH_TOOL_SIZES, BENCH_TOOL_ITERS,
+# BENCH_CG_ITERS in the environment override sizes and counts (see
+# vm-session.sh); the VM inherits the environment.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)

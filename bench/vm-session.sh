@@ -6,6 +6,9 @@
 #   vm-session.sh OUT DIRECT_BUILD OFF_BUILD [--full] [--parts LIST]
 #
 # LIST: comma list of latency, tools, callgrind (default: all three).
+# BENCH_LAT_SIZES, BENCH_LAT_ITERS, BENCH_LAT_WARMUP, BENCH_TOOL_SIZES,
+# BENCH_TOOL_ITERS, BENCH_CG_ITERS override the defaults (e.g. a loaded
+# machine: BENCH_LAT_SIZES=1,16,256,4096,65536 BENCH_LAT_ITERS=300).
 # Every benchmark process runs at nice 19 and the two sides of a ping-pong
 # are pinned to CPUs 0 and 1: on a 2-vCPU Soft-RoCE VM the rxe work runs in
 # kernel threads (softirq, workqueues) that must preempt the spinning pollers
@@ -52,6 +55,13 @@ else
 	CG_ITERS=50
 fi
 CG_SIZES=64,4096	# one inline, one not
+# Overrides for a shorter or longer run (run-all passes them through).
+LAT_SIZES=${BENCH_LAT_SIZES:-$LAT_SIZES}
+LAT_ITERS=${BENCH_LAT_ITERS:-$LAT_ITERS}
+LAT_WARMUP=${BENCH_LAT_WARMUP:-$LAT_WARMUP}
+TOOL_SIZES=${BENCH_TOOL_SIZES:-$TOOL_SIZES}
+TOOL_ITERS=${BENCH_TOOL_ITERS:-$TOOL_ITERS}
+CG_ITERS=${BENCH_CG_ITERS:-$CG_ITERS}
 
 declare -A BIN=(
 	[direct]=$DIRECT/bench/fd_pingpong
