@@ -2,11 +2,15 @@
 # Run an example's server and client against each other on a verbs device,
 # the way a user would (two processes, two commands):
 #
-#   run_example_pair.sh [--debug-log] BINARY [EXTRA-ARGS...]
+#   run_example_pair.sh [--debug-log] [--against OTHER] BINARY [EXTRA-ARGS...]
 #
 # The server listens on $FD_RXE_ADDR0 with port 0 and prints the port it
 # got; the client is started with that port once the server says it is
 # listening. Both must exit 0 and print "<role>: ok".
+#
+# --against OTHER runs two pairs instead: BINARY's server with OTHER's
+# client, then OTHER's server with BINARY's client (OTHER being the same
+# example built against upstream libfabric: wire compatibility).
 #
 # --debug-log runs both with FI_LOG_LEVEL=debug and checks that their logs
 # show the connection being made: the device, the QP number and the peer's
@@ -15,14 +19,32 @@
 # Exit 77 (skip) without a device: run it under tests/rxe/run.
 set -uo pipefail
 
-debug=0
-if [ "${1:-}" = --debug-log ]; then
-	debug=1
-	shift
-fi
-bin=${1:?usage: run_example_pair.sh [--debug-log] BINARY [ARGS...]}
+debug=0 other=
+while :; do
+	case ${1:-} in
+	--debug-log) debug=1; shift ;;
+	--against) other=${2:?--against needs a binary}; shift 2 ;;
+	*) break ;;
+	esac
+done
+bin=${1:?usage: run_example_pair.sh [--debug-log] [--against OTHER] BINARY [ARGS...]}
 shift
 name=$(basename "$bin")
+
+if [ -n "$other" ]; then
+	# the two directions, each a plain run of this script
+	self=$(readlink -f "$0")
+	status=0
+	SERVER_BIN=$bin CLIENT_BIN=$other "$self" "$bin" "$@" || status=$?
+	[ $status = 77 ] && exit 77
+	SERVER_BIN=$other CLIENT_BIN=$bin "$self" "$bin" "$@" || status=1
+	exit $status
+fi
+server_bin=${SERVER_BIN:-$bin}
+client_bin=${CLIENT_BIN:-$bin}
+if [ "$server_bin" != "$client_bin" ]; then
+	name="$name (server $(basename "$server_bin"), client $(basename "$client_bin"))"
+fi
 
 addr=${FD_RXE_ADDR0:-}
 if [ -z "$addr" ] || ! ls /sys/class/infiniband/ 2>/dev/null | grep -q .; then
@@ -44,7 +66,7 @@ if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
 	pin_client=(taskset -c 1)
 fi
 
-"${pin_server[@]}" timeout 120 "$bin" -b "$addr" -p 0 "$@" \
+"${pin_server[@]}" timeout 120 "$server_bin" -b "$addr" -p 0 "$@" \
 	>"$tmp/server.out" 2>"$tmp/server.err" &
 spid=$!
 port=
@@ -62,7 +84,7 @@ if [ -z "$port" ]; then
 	exit 1
 fi
 
-"${pin_client[@]}" timeout 120 "$bin" -p "$port" "$@" "$addr" \
+"${pin_client[@]}" timeout 120 "$client_bin" -p "$port" "$@" "$addr" \
 	>"$tmp/client.out" 2>"$tmp/client.err"
 rc_c=$?
 wait $spid
