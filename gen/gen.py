@@ -31,6 +31,7 @@ OPS_STRUCTS = {
     ("fid_ep", "rma"): "fi_ops_rma",
     ("fid_ep", "tagged"): "fi_ops_tagged",
     ("fid_ep", "atomic"): "fi_ops_atomic",
+    ("fid_ep", "collective"): "fi_ops_collective",
     ("fid_cq", "ops"): "fi_ops_cq",
 }
 
@@ -69,12 +70,18 @@ class EpType:
 def parse_spec(text):
     headers = []
     eptypes = [EpType("msg", None, "FDV_EP_KIND_MSG")]
+    unsupported = {}   # ops struct -> fields with no wrapper, answered -FI_ENOSYS
     cur = None
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
         words = line.split()
+        if words[0] == "@unsupported":
+            if len(words) < 3:
+                raise GenError("%s:%d: @unsupported OPS-STRUCT FIELD..." % (SPEC, n))
+            unsupported.setdefault(words[1], []).extend(words[2:])
+            continue
         if words[0] == "@eptype":
             if len(words) != 4:
                 raise GenError("%s:%d: @eptype NAME CONFIG-MACRO KIND" % (SPEC, n))
@@ -104,7 +111,7 @@ def parse_spec(text):
             for t in impls:
                 if t is not None and t not in known:
                     raise GenError("%s: %s: unknown endpoint type %s" % (SPEC, call, t))
-    return headers, eptypes
+    return headers, eptypes, unsupported
 
 
 # --------------------------------------------------------------------------
@@ -357,7 +364,16 @@ def direct_header(h, public_text, eptypes):
     return "\n".join(out) + "\n"
 
 
-def ops_c(headers, public_texts, eptypes):
+def ops_field_decl(text, struct, field):
+    """(return type, parameter text) of one ops-table field."""
+    m = re.search(r"struct\s+%s\s*\{(.*?)\};" % struct, strip_comments(text), re.S)
+    f = re.search(r"([\w\s\*]+?)\(\s*\*\s*%s\s*\)\s*\(([^;]*)\)\s*;" % field, m.group(1))
+    if not f:
+        raise GenError("%s.%s: declaration not found" % (struct, field))
+    return " ".join(f.group(1).split()), " ".join(f.group(2).split())
+
+
+def ops_c(headers, public_texts, eptypes, unsupported):
     all_text = "\n".join(public_texts.values())
     tables = {}    # (ep_type, struct) -> {field: impl}
     stubs = {}     # func name -> (func, endpoint types whose table uses its stub)
@@ -390,7 +406,8 @@ def ops_c(headers, public_texts, eptypes):
     out.append(" * compiled without FABRIC_DIRECT): the same provider functions the")
     out.append(" * direct wrappers call, here compiled out of line. */")
     out.append("")
-    for pub in ("fi_endpoint.h", "fi_rma.h", "fi_atomic.h", "fi_tagged.h", "fi_eq.h"):
+    for pub in ("fi_endpoint.h", "fi_rma.h", "fi_atomic.h", "fi_tagged.h", "fi_eq.h",
+                "fi_collective.h"):
         out.append("#include <rdma/%s>" % pub)
     out.extend(include_lines(includes, eptypes))
     out.append('#include "fdv_ops.h"')
@@ -410,8 +427,20 @@ def ops_c(headers, public_texts, eptypes):
         if guard:
             out.append("#endif")
         out.append("")
+    extra_stubs = {}
+    table_lines = []
     for (ep_type, struct), fields in sorted(tables.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         want = ops_fields(all_text, struct)
+        for fl in unsupported.get(struct, []):
+            if fl in fields:
+                raise GenError("%s.%s: both implemented and @unsupported" % (struct, fl))
+            ret, params = ops_field_decl(all_text, struct, fl)
+            stub = "fdv_enosys_%s_%s" % (struct[7:], fl)
+            if stub not in extra_stubs:
+                names = [re.search(r"(\w+)\s*$", p).group(1) for p in split_params(params)]
+                extra_stubs[stub] = ["static %s %s(%s)" % (ret, stub, params), "{"] + \
+                    ["\t(void)%s;" % nm for nm in names] + ["\treturn -FI_ENOSYS;", "}", ""]
+            fields[fl] = stub
         missing = [fl for fl in want if fl not in fields]
         if missing:
             raise GenError("%s: no implementation for %s in gen/api.spec"
@@ -419,20 +448,23 @@ def ops_c(headers, public_texts, eptypes):
         name = "fdv_%s_ops_%s" % (ep_type, struct[7:]) if ep_type else "fdv_ops_%s" % struct[7:]
         macro = next((t.macro for t in eptypes if t.name == ep_type), None)
         if macro:
-            out.append("#if %s" % macro)
-        out.append("struct %s %s = {" % (struct, name))
-        out.append("\t.size = sizeof(struct %s)," % struct)
+            table_lines.append("#if %s" % macro)
+        table_lines.append("struct %s %s = {" % (struct, name))
+        table_lines.append("\t.size = sizeof(struct %s)," % struct)
         for fl in want:
-            out.append("\t.%s = %s," % (fl, fields[fl]))
-        out.append("};")
+            table_lines.append("\t.%s = %s," % (fl, fields[fl]))
+        table_lines.append("};")
         if macro:
-            out.append("#endif")
-        out.append("")
+            table_lines.append("#endif")
+        table_lines.append("")
+    for lines in extra_stubs.values():
+        out.extend(lines)
+    out.extend(table_lines)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
 def generate():
-    headers, eptypes = parse_spec(read(SPEC))
+    headers, eptypes, unsupported = parse_spec(read(SPEC))
     public_texts = {}
     for h in headers:
         if h.public not in public_texts:
@@ -440,7 +472,7 @@ def generate():
     outputs = {}
     for h in headers:
         outputs["%s/%s" % (DIRECT_DIR, h.filename)] = direct_header(h, public_texts[h.public], eptypes)
-    outputs[OPS_C] = ops_c(headers, public_texts, eptypes)
+    outputs[OPS_C] = ops_c(headers, public_texts, eptypes, unsupported)
     return outputs
 
 

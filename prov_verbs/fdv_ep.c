@@ -410,7 +410,7 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep.ep_fid.rma = &fdv_msg_ops_rma;
 	ep->ep.ep_fid.atomic = &fdv_msg_ops_atomic;
 	ep->ep.ep_fid.tagged = &fdv_msg_ops_tagged;
-	ep->ep.ep_fid.collective = NULL;
+	ep->ep.ep_fid.collective = &fdv_msg_ops_collective;
 	atomic_fetch_add(&dom->refs, 1);
 	*ep_out = &ep->ep.ep_fid;
 	return 0;

@@ -39,6 +39,7 @@
 #include <rdma/fi_errno.h>
 
 #include <fdv/fdv_config.h>
+#include <fdv/fdv_ep.h>
 
 #include "fd_core.h"
 #include "fdv_getinfo.h"
@@ -419,10 +420,11 @@ static struct fi_info *fdv_build_template(struct fdv_device_info *dev)
 	}
 
 	fi->tx_attr->size = (size_t)da->max_qp_wr;
-	fi->tx_attr->iov_limit = (size_t)da->max_sge;
+	/* The data path builds scatter lists on its stack, FDV_IOV_MAX long. */
+	fi->tx_attr->iov_limit = (size_t)(da->max_sge < FDV_IOV_MAX ? da->max_sge : FDV_IOV_MAX);
 	fi->tx_attr->inject_size = dev->max_inline;
 	fi->rx_attr->size = (size_t)da->max_qp_wr;
-	fi->rx_attr->iov_limit = (size_t)da->max_sge;
+	fi->rx_attr->iov_limit = (size_t)(da->max_sge < FDV_IOV_MAX ? da->max_sge : FDV_IOV_MAX);
 
 	fi->ep_attr->max_msg_size = dev->port_attr.max_msg_sz;
 	fi->ep_attr->max_order_raw_size = dev->port_attr.max_msg_sz;

@@ -7,12 +7,14 @@
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_collective.h>
 
 extern struct fi_ops_msg fdv_msg_ops_msg;
 extern struct fi_ops_rma fdv_msg_ops_rma;
 extern struct fi_ops_atomic fdv_msg_ops_atomic;
 extern struct fi_ops_tagged fdv_msg_ops_tagged;
 extern struct fi_ops_cq fdv_ops_cq;
+extern struct fi_ops_collective fdv_msg_ops_collective;
 
 #include <fdv/fdv_config.h>
 #if FDV_EP_RSTREAM
@@ -22,6 +24,7 @@ extern struct fi_ops_msg fdv_rstream_ops_msg;
 extern struct fi_ops_rma fdv_rstream_ops_rma;
 extern struct fi_ops_atomic fdv_rstream_ops_atomic;
 extern struct fi_ops_tagged fdv_rstream_ops_tagged;
+extern struct fi_ops_collective fdv_rstream_ops_collective;
 #endif
 
 #endif

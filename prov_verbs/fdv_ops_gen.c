@@ -11,6 +11,7 @@
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_collective.h>
 #include <fdv/fdv_msg.h>
 #include <fdv/fdv_config.h>
 #if FDV_EP_RSTREAM
@@ -486,6 +487,159 @@ static ssize_t fdv_enosys_tinjectdata(struct fid_ep *ep, const void *buf, size_t
 	return -FI_ENOSYS;
 }
 
+static ssize_t fdv_enosys_barrier(struct fid_ep *ep, fi_addr_t coll_addr, void *context)
+{
+	(void)ep;
+	(void)coll_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_broadcast(struct fid_ep *ep, void *buf, size_t count, void *desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)coll_addr;
+	(void)root_addr;
+	(void)datatype;
+	(void)flags;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_alltoall(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, uint64_t flags, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)result;
+	(void)result_desc;
+	(void)coll_addr;
+	(void)datatype;
+	(void)flags;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_allreduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)result;
+	(void)result_desc;
+	(void)coll_addr;
+	(void)datatype;
+	(void)op;
+	(void)flags;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_allgather(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, uint64_t flags, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)result;
+	(void)result_desc;
+	(void)coll_addr;
+	(void)datatype;
+	(void)flags;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_reduce_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)result;
+	(void)result_desc;
+	(void)coll_addr;
+	(void)datatype;
+	(void)op;
+	(void)flags;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_reduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)result;
+	(void)result_desc;
+	(void)coll_addr;
+	(void)root_addr;
+	(void)datatype;
+	(void)op;
+	(void)flags;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)result;
+	(void)result_desc;
+	(void)coll_addr;
+	(void)root_addr;
+	(void)datatype;
+	(void)flags;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_gather(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)count;
+	(void)desc;
+	(void)result;
+	(void)result_desc;
+	(void)coll_addr;
+	(void)root_addr;
+	(void)datatype;
+	(void)flags;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_collective_msg(struct fid_ep *ep, const struct fi_msg_collective *msg, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)resultv;
+	(void)result_desc;
+	(void)result_count;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t fdv_enosys_collective_barrier2(struct fid_ep *ep, fi_addr_t coll_addr, uint64_t flags, void *context)
+{
+	(void)ep;
+	(void)coll_addr;
+	(void)flags;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
 struct fi_ops_cq fdv_ops_cq = {
 	.size = sizeof(struct fi_ops_cq),
 	.read = fdv_cq_read,
@@ -512,6 +666,21 @@ struct fi_ops_atomic fdv_msg_ops_atomic = {
 	.writevalid = fdv_atomic_writevalid,
 	.readwritevalid = fdv_atomic_readwritevalid,
 	.compwritevalid = fdv_atomic_compwritevalid,
+};
+
+struct fi_ops_collective fdv_msg_ops_collective = {
+	.size = sizeof(struct fi_ops_collective),
+	.barrier = fdv_enosys_barrier,
+	.broadcast = fdv_enosys_broadcast,
+	.alltoall = fdv_enosys_alltoall,
+	.allreduce = fdv_enosys_allreduce,
+	.allgather = fdv_enosys_allgather,
+	.reduce_scatter = fdv_enosys_reduce_scatter,
+	.reduce = fdv_enosys_reduce,
+	.scatter = fdv_enosys_scatter,
+	.gather = fdv_enosys_gather,
+	.msg = fdv_enosys_collective_msg,
+	.barrier2 = fdv_enosys_collective_barrier2,
 };
 
 struct fi_ops_msg fdv_msg_ops_msg = {
@@ -569,6 +738,23 @@ struct fi_ops_atomic fdv_rstream_ops_atomic = {
 	.writevalid = fdv_enosys_atomicvalid,
 	.readwritevalid = fdv_enosys_fetch_atomicvalid,
 	.compwritevalid = fdv_enosys_compare_atomicvalid,
+};
+#endif
+
+#if FDV_EP_RSTREAM
+struct fi_ops_collective fdv_rstream_ops_collective = {
+	.size = sizeof(struct fi_ops_collective),
+	.barrier = fdv_enosys_barrier,
+	.broadcast = fdv_enosys_broadcast,
+	.alltoall = fdv_enosys_alltoall,
+	.allreduce = fdv_enosys_allreduce,
+	.allgather = fdv_enosys_allgather,
+	.reduce_scatter = fdv_enosys_reduce_scatter,
+	.reduce = fdv_enosys_reduce,
+	.scatter = fdv_enosys_scatter,
+	.gather = fdv_enosys_gather,
+	.msg = fdv_enosys_collective_msg,
+	.barrier2 = fdv_enosys_collective_barrier2,
 };
 #endif
 

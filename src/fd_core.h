@@ -107,7 +107,8 @@ void fd_log_init(void);
 #define FD_TRACE(subsys, ...)	FD_LOG_AT(FD_LOG_TRACE, subsys, __VA_ARGS__)
 #define FD_INFO(subsys, ...)	FD_LOG_AT(FD_LOG_INFO, subsys, __VA_ARGS__)
 #ifdef FD_NO_DEBUG_LOG
-#define FD_DBG(subsys, ...)	do { } while (0)
+/* Compiled out, the arguments still count as used. */
+#define FD_DBG(subsys, ...)	do { if (0) FD_LOG_AT(FD_LOG_DEBUG, subsys, __VA_ARGS__); } while (0)
 #else
 #define FD_DBG(subsys, ...)	FD_LOG_AT(FD_LOG_DEBUG, subsys, __VA_ARGS__)
 #endif

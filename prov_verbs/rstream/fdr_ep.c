@@ -1045,7 +1045,7 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.rma = &fdv_rstream_ops_rma;
 	ep->ep_fid.atomic = &fdv_rstream_ops_atomic;
 	ep->ep_fid.tagged = &fdv_rstream_ops_tagged;
-	ep->ep_fid.collective = NULL;
+	ep->ep_fid.collective = &fdv_rstream_ops_collective;
 	atomic_fetch_add(&dom->refs, 1);
 	*ep_out = &ep->ep_fid;
 	return 0;
