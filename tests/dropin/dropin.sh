@@ -6,8 +6,7 @@
 #     data checks, between two processes on this library and, for wire
 #     interop, with Debian's libfabric on either side.
 #   - optionally, test programs built against Debian's libfabric headers
-#     (the *_upstream binaries of tests/device) run over this library, with
-#     either library on the other side (tests/device/interop.sh).
+#     (the *_upstream binaries of tests/device) run over this library.
 #   dropin.sh DIR_HOLDING_OUR_LIBFABRIC_SO_1 [UPSTREAM_BUILT_TEST...]
 # Needs a verbs device with an IP address (run under tests/rxe/run).
 set -uo pipefail
@@ -132,19 +131,23 @@ pingpong "server: this library, client: Debian's libfabric" ours theirs
 pingpong "server: Debian's libfabric, client: this library" theirs ours
 
 # ---- our device tests, compiled against Debian's headers -------------------
-# The same binary on our library (through a wrapper setting
-# LD_LIBRARY_PATH) and on Debian's, server and client both ways.
+# The same *_upstream binary on both sides, both on this library (through a
+# wrapper setting LD_LIBRARY_PATH): a program built for Debian's libfabric,
+# inline wrappers and all, running over our ops tables.  The wire against
+# Debian's library is tests/device/interop.sh's job (interop_* ctests).
 for bin in "$@"; do
   name=$(basename "$bin")
   wrap="$work/$name.on-ours"
   printf '#!/bin/sh\nLD_LIBRARY_PATH=%s; export LD_LIBRARY_PATH\nexec %s "$@"\n' \
     "$libdir" "$bin" >"$wrap"
   chmod +x "$wrap"
-  section "$name: this library <-> Debian's libfabric"
-  "$here/../device/interop.sh" "$wrap" "$bin" || fail "$name: interop"
-  section "$name: this library <-> this library"
-  "$here/../device/interop.sh" "$wrap" "$wrap" >"$work/self" 2>&1 ||
-    { cat "$work/self"; fail "$name: both sides on this library"; }
+  section "$name (built against Debian's headers): both sides on this library"
+  if "$here/../device/interop.sh" "$wrap" "$wrap" >"$work/self" 2>&1; then
+    echo "ok   $name"
+  else
+    cat "$work/self"
+    fail "$name: both sides on this library"
+  fi
 done
 
 [ $status -eq 0 ] && section "drop-in libfabric.so.1: all passed"
