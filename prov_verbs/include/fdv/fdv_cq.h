@@ -113,53 +113,75 @@ FDV_INLINE uint64_t fdv_wc_flags(const struct ibv_wc *wc)
 	}
 }
 
-/* Write one successful completion in the CQ's format. Send-side byte_len
- * is undefined in verbs, so only receives report a length. */
+/* A completion's context and flags: the request's own, or its slot's. Only
+ * fetch-adds and RDMA writes can carry a slot, so other opcodes skip the
+ * range test. */
+FDV_INLINE const struct fdv_wr_slot *fdv_wc_slot(const struct ibv_wc *wc)
+{
+	if (fdv_unlikely(wc->opcode == IBV_WC_FETCH_ADD || wc->opcode == IBV_WC_RDMA_WRITE))
+		return fdv_wr_slot_of(wc->wr_id);
+	return NULL;
+}
+
+FDV_INLINE void *fdv_wc_context(const struct ibv_wc *wc)
+{
+	const struct fdv_wr_slot *slot = fdv_wc_slot(wc);
+
+	return slot ? slot->context : (void *)(uintptr_t)wc->wr_id;
+}
+
+FDV_INLINE uint64_t fdv_wc_all_flags(const struct ibv_wc *wc)
+{
+	const struct fdv_wr_slot *slot = fdv_wc_slot(wc);
+
+	return slot ? slot->flags : fdv_wc_flags(wc);
+}
+
+/* Send-side byte_len is undefined in verbs: only receives report one. */
+FDV_INLINE size_t fdv_wc_len(const struct ibv_wc *wc)
+{
+	return (wc->opcode & IBV_WC_RECV) ? wc->byte_len : 0;
+}
+
+FDV_INLINE uint64_t fdv_wc_data(const struct ibv_wc *wc)
+{
+	return (wc->wc_flags & IBV_WC_WITH_IMM) ? (uint64_t)fdv_be32toh(wc->imm_data) : 0;
+}
+
+/* Write one successful completion in the CQ's format, computing only the
+ * fields that format has: a CONTEXT CQ pays for the context alone. */
 FDV_INLINE void fdv_cq_fill(uint32_t format, void *buf, size_t i,
 			    const struct ibv_wc *wc)
 {
-	void *ctx = (void *)(uintptr_t)wc->wr_id;
-	size_t len = (wc->opcode & IBV_WC_RECV) ? wc->byte_len : 0;
-	uint64_t data = (wc->wc_flags & IBV_WC_WITH_IMM) ?
-		(uint64_t)fdv_be32toh(wc->imm_data) : 0;
-	uint64_t flags = fdv_wc_flags(wc);
-	const struct fdv_wr_slot *slot;
-
-	if (fdv_unlikely(wc->opcode == IBV_WC_FETCH_ADD || wc->opcode == IBV_WC_RDMA_WRITE) &&
-	    (slot = fdv_wr_slot_of(wc->wr_id))) {
-		ctx = slot->context;
-		flags = slot->flags;
-	}
-
 	switch (format) {
 	case FI_CQ_FORMAT_CONTEXT: {
 		struct fi_cq_entry *e = (struct fi_cq_entry *)buf + i;
-		e->op_context = ctx;
+		e->op_context = fdv_wc_context(wc);
 		break;
 	}
 	case FI_CQ_FORMAT_MSG: {
 		struct fi_cq_msg_entry *e = (struct fi_cq_msg_entry *)buf + i;
-		e->op_context = ctx;
-		e->flags = flags;
-		e->len = len;
+		e->op_context = fdv_wc_context(wc);
+		e->flags = fdv_wc_all_flags(wc);
+		e->len = fdv_wc_len(wc);
 		break;
 	}
 	case FI_CQ_FORMAT_DATA: {
 		struct fi_cq_data_entry *e = (struct fi_cq_data_entry *)buf + i;
-		e->op_context = ctx;
-		e->flags = flags;
-		e->len = len;
+		e->op_context = fdv_wc_context(wc);
+		e->flags = fdv_wc_all_flags(wc);
+		e->len = fdv_wc_len(wc);
 		e->buf = NULL;
-		e->data = data;
+		e->data = fdv_wc_data(wc);
 		break;
 	}
 	default: { /* FI_CQ_FORMAT_TAGGED: validated at open */
 		struct fi_cq_tagged_entry *e = (struct fi_cq_tagged_entry *)buf + i;
-		e->op_context = ctx;
-		e->flags = flags;
-		e->len = len;
+		e->op_context = fdv_wc_context(wc);
+		e->flags = fdv_wc_all_flags(wc);
+		e->len = fdv_wc_len(wc);
 		e->buf = NULL;
-		e->data = data;
+		e->data = fdv_wc_data(wc);
 		e->tag = 0;
 		break;
 	}
