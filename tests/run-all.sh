@@ -15,7 +15,9 @@ scripts/install-deps.sh
 
 build() { # dir, extra cmake args...
   local dir=$1; shift
-  cmake -S . -B "$dir" -DFABRIC_DIRECT_WERROR=ON "$@" >/dev/null
+  # rstream is not part of this run yet (see README): pinned off so that a
+  # change of its default cannot change what CI builds and runs.
+  cmake -S . -B "$dir" -DFABRIC_DIRECT_WERROR=ON -DFABRIC_DIRECT_RSTREAM=OFF "$@" >/dev/null
   cmake --build "$dir" -j"$jobs"
 }
 
