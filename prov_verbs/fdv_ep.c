@@ -225,24 +225,13 @@ static int fdv_ep_control(struct fid *fid, int command, void *arg)
 
 /* ---- options ---- */
 
+/* FI_OPT_MIN_MULTI_RECV would need FI_MULTI_RECV, which an RC receive
+ * queue does not offer: the CM data size is the only option. */
 static int fdv_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			 size_t *optlen)
 {
 	(void)fid;
-	if (level != FI_OPT_ENDPOINT)
-		return -FI_ENOPROTOOPT;
-	switch (optname) {
-	case FI_OPT_CM_DATA_SIZE:
-		if (!optval || !optlen || *optlen < sizeof(size_t))
-			return -FI_ETOOSMALL;
-		*(size_t *)optval = FDV_CM_DATA_MAX;
-		*optlen = sizeof(size_t);
-		return 0;
-	default:
-		/* FI_OPT_MIN_MULTI_RECV needs FI_MULTI_RECV, which an RC
-		 * receive queue does not offer. */
-		return -FI_ENOPROTOOPT;
-	}
+	return fdv_opt_get_cm_data_size(level, optname, optval, optlen, FDV_CM_DATA_MAX);
 }
 
 static int fdv_ep_setopt(fid_t fid, int level, int optname,
@@ -251,10 +240,7 @@ static int fdv_ep_setopt(fid_t fid, int level, int optname,
 	(void)fid;
 	(void)optval;
 	(void)optlen;
-	if (level != FI_OPT_ENDPOINT)
-		return -FI_ENOPROTOOPT;
-	/* The CM data size is fixed by RDMA CM; it can be read, not set. */
-	return optname == FI_OPT_CM_DATA_SIZE ? -FI_ENOSYS : -FI_ENOPROTOOPT;
+	return fdv_opt_set_cm_data_size(level, optname);
 }
 
 static struct fi_ops_ep fdv_msg_ep_ops = {

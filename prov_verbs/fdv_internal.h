@@ -212,6 +212,9 @@ int fdv_errno_to_fi(int err);
 int fdv_wc_status_to_fi(enum ibv_wc_status status);
 int fdv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int fdv_no_control(struct fid *fid, int command, void *arg);
+int fdv_opt_get_cm_data_size(int level, int optname, void *optval,
+			     size_t *optlen, size_t cm_data_max);
+int fdv_opt_set_cm_data_size(int level, int optname);
 ssize_t fdv_no_cancel(fid_t fid, void *context);
 int fdv_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 		  struct fid_ep **tx_ep, void *context);

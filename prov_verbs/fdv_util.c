@@ -84,6 +84,27 @@ int fdv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 	return -FI_ENOSYS;
 }
 
+/* Options of an endpoint whose only one is the CM data size, which RDMA CM
+ * fixes: it can be read, not set. Any other option is not ours. */
+int fdv_opt_get_cm_data_size(int level, int optname, void *optval,
+			     size_t *optlen, size_t cm_data_max)
+{
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t))
+		return -FI_ETOOSMALL;
+	*(size_t *)optval = cm_data_max;
+	*optlen = sizeof(size_t);
+	return 0;
+}
+
+int fdv_opt_set_cm_data_size(int level, int optname)
+{
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	return optname == FI_OPT_CM_DATA_SIZE ? -FI_ENOSYS : -FI_ENOPROTOOPT;
+}
+
 ssize_t fdv_no_cancel(fid_t fid, void *context)
 {
 	(void)fid;

@@ -521,24 +521,14 @@ static int fdr_pep_getopt(fid_t fid, int level, int optname, void *optval,
 			  size_t *optlen)
 {
 	(void)fid;
-	if (level != FI_OPT_ENDPOINT)
-		return -FI_ENOPROTOOPT;
-	if (optname != FI_OPT_CM_DATA_SIZE)
-		return -FI_ENOPROTOOPT;
-	if (!optval || !optlen || *optlen < sizeof(size_t))
-		return -FI_ETOOSMALL;
-	*(size_t *)optval = FDR_CM_DATA_MAX;
-	*optlen = sizeof(size_t);
-	return 0;
+	return fdv_opt_get_cm_data_size(level, optname, optval, optlen, FDR_CM_DATA_MAX);
 }
 
 static int fdr_pep_setopt(fid_t fid, int level, int optname,
 			  const void *optval, size_t optlen)
 {
 	(void)fid; (void)optval; (void)optlen;
-	if (level != FI_OPT_ENDPOINT)
-		return -FI_ENOPROTOOPT;
-	return optname == FI_OPT_CM_DATA_SIZE ? -FI_ENOSYS : -FI_ENOPROTOOPT;
+	return fdv_opt_set_cm_data_size(level, optname);
 }
 
 static struct fi_ops_ep fdr_pep_ops = {
