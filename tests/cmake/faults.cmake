@@ -1,0 +1,37 @@
+# Fault tests (#8): a peer killed mid-transfer, a listener that never
+# accepts, nothing listening, an unreachable address, a receiver without
+# receives (RNR). One binary, one ctest per case and endpoint kind; each
+# checks the error, a new connection afterwards and the device's object
+# counts (iproute2's rdma tool). Both ends share rxe0 in one VM; link
+# faults need two VMs (tests/rxe/run2, tests/faults/link_fault.sh).
+add_library(flt_common STATIC ${CMAKE_CURRENT_SOURCE_DIR}/faults/flt.c)
+target_include_directories(flt_common PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/faults
+                           ${CMAKE_CURRENT_SOURCE_DIR}/device)
+target_compile_options(flt_common PRIVATE ${FD_WARNINGS})
+if(FABRIC_DIRECT_RSTREAM)
+  target_compile_definitions(flt_common PUBLIC FLT_HAVE_RSTREAM)
+  target_link_libraries(flt_common PUBLIC rst_common)
+  set(FD_FAULT_KINDS msg rstream)
+else()
+  target_link_libraries(flt_common PUBLIC fdt_common)
+  set(FD_FAULT_KINDS msg)
+endif()
+
+add_executable(test_faults ${CMAKE_CURRENT_SOURCE_DIR}/faults/test_faults.c)
+target_link_libraries(test_faults PRIVATE flt_common)
+target_compile_options(test_faults PRIVATE ${FD_WARNINGS})
+
+foreach(kind ${FD_FAULT_KINDS})
+  foreach(c kill noaccept refused timeout)
+    add_test(NAME fault_${c}_${kind} COMMAND test_faults ${c} ${kind})
+  endforeach()
+endforeach()
+add_test(NAME fault_rnr_msg COMMAND test_faults rnr msg)
+foreach(kind ${FD_FAULT_KINDS})
+  foreach(c kill noaccept refused timeout)
+    set_tests_properties(fault_${c}_${kind} PROPERTIES SKIP_RETURN_CODE 77
+                         LABELS "device;faults" TIMEOUT 300)
+  endforeach()
+endforeach()
+set_tests_properties(fault_rnr_msg PROPERTIES SKIP_RETURN_CODE 77
+                     LABELS "device;faults" TIMEOUT 300)
