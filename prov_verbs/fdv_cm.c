@@ -10,35 +10,6 @@
 #include "fdr.h"
 #endif
 
-/* ---- CM private data: [length byte][user bytes], as upstream frames it ---- */
-
-size_t fdv_cm_pack(uint8_t *out, const void *param, size_t len)
-{
-	out[0] = (uint8_t)len;
-	if (len)
-		memcpy(out + 1, param, len);
-	return len + 1;
-}
-
-/* Private data arrives from the network: trust nothing. RDMA CM may hand
- * us more bytes than the peer sent (the transport pads), never fewer than
- * the header claims from a well-behaved peer. */
-int fdv_cm_unpack(const void *priv, size_t priv_len, const uint8_t **data,
-		  size_t *len)
-{
-	const uint8_t *p = (const uint8_t *)priv;
-
-	*data = NULL;
-	*len = 0;
-	if (!p || !priv_len)
-		return 0;	/* a peer that sent nothing at all */
-	if ((size_t)p[0] > priv_len - 1 || p[0] > FDV_CM_DATA_MAX)
-		return -FI_EINVAL;
-	*data = p + 1;
-	*len = p[0];
-	return 0;
-}
-
 static int fdv_cm_check_param(const void *param, size_t len)
 {
 	if (len > FDV_CM_DATA_MAX || (len && !param))

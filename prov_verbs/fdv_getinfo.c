@@ -553,6 +553,42 @@ static void fdv_devices_init(void)
 	pthread_once(&fdv_devices_once, fdv_devices_build);
 }
 
+#ifdef FDV_TEST_SEAMS
+/*
+ * Test seam, compiled only into test programs that build the provider's
+ * sources themselves with -DFDV_TEST_SEAMS (the getinfo fuzzer); the
+ * library never has it. Installs made-up devices in place of the device
+ * scan, so fi_getinfo matches hints against real templates on a machine
+ * with no RDMA device. Call it before anything else looks at devices.
+ */
+static void fdv_devices_skip_scan(void)
+{
+}
+
+int fdv_test_set_devices(const struct fdv_device_info *devs, int n)
+{
+	pthread_once(&fdv_devices_once, fdv_devices_skip_scan);
+	if (fdv_devices || n <= 0)
+		return -FI_EALREADY;
+	fdv_devices = calloc((size_t)n, sizeof(*fdv_devices));
+	if (!fdv_devices)
+		return -FI_ENOMEM;
+	for (int i = 0; i < n; i++) {
+		struct fdv_device_info *dev = &fdv_devices[fdv_ndevices];
+
+		*dev = devs[i];
+		dev->name = strdup(devs[i].name);
+		if (!dev->name)
+			return -FI_ENOMEM;
+		dev->info = fdv_build_template(dev);
+		if (!dev->info)
+			return -FI_ENOMEM;
+		fdv_ndevices++;
+	}
+	return 0;
+}
+#endif
+
 int fdv_device_count(void)
 {
 	fdv_devices_init();

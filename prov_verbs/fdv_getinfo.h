@@ -83,6 +83,13 @@ const struct fi_info *fdv_device_template(const char *domain_name);
 int fdv_device_count(void);
 const struct fdv_device_info *fdv_device_at(int i);
 
+#ifdef FDV_TEST_SEAMS
+/* Test programs only (never in the library): use these devices instead of
+ * scanning for real ones; templates are built from their attributes.
+ * 0, -FI_EALREADY once devices exist, -FI_ENOMEM. */
+int fdv_test_set_devices(const struct fdv_device_info *devs, int n);
+#endif
+
 /*
  * fi_info entry point of the verbs provider (FI_EP_MSG over RC QPs and
  * rdma_cm) and its one-time parameter definitions; called by the core

@@ -29,12 +29,8 @@
 
 #include "fd_core.h"
 #include "fdv_ops.h"
+#include "fdv_cm_data.h"
 
-/* Upstream's verbs provider frames CM private data with a one-byte length
- * in front of the user's bytes; peers built on either side read it. RDMA CM
- * on IB/RoCE carries 56 bytes of private data in a connect request. */
-#define FDV_CM_PRIV_MAX 56
-#define FDV_CM_DATA_MAX (FDV_CM_PRIV_MAX - 1)
 
 struct fdv_fabric {
 	struct fid_fabric fabric_fid;
@@ -203,9 +199,6 @@ void fdv_cm_handle_event(struct fdv_eq *eq, struct rdma_cm_event *ev);
 extern struct fi_ops_cm fdv_msg_ep_cm_ops;
 extern struct fi_ops_cm fdv_pep_cm_ops;
 int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep);
-size_t fdv_cm_pack(uint8_t *out, const void *param, size_t len);
-int fdv_cm_unpack(const void *priv, size_t priv_len, const uint8_t **data,
-		  size_t *len);
 
 /* helpers shared by the control path */
 int fdv_errno_to_fi(int err);
