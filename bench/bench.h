@@ -74,7 +74,11 @@ enum bm_test {
 	BM_WRITEDATA,	/* RMA write with immediate: a receive completion */
 	BM_READ,	/* RMA read, target passive, full round trip */
 	BM_ATOMIC,	/* 64-bit fetch-add, target passive, full round trip */
-	BM_RSTREAM,	/* FI_EP_SOCK_STREAM ping-pong: hook, not implemented */
+	BM_RSTREAM,	/* FI_EP_SOCK_STREAM: a separate program, fd_rstream */
+	/* Bandwidth and message rate: a window of operations in flight. */
+	BM_SEND_BW,	/* fi_send stream, the target reaps and reposts receives */
+	BM_WRITE_BW,	/* RMA write stream, target passive */
+	BM_READ_BW,	/* RMA read stream, target passive */
 	BM_NTESTS,
 	BM_CTRL = BM_NTESTS	/* zero-length send used as a barrier */
 };
@@ -84,9 +88,14 @@ extern const char *const bm_test_names[BM_NTESTS];
 /* Ping-pong tests time a round trip and report half of it (one-way, as
  * ib_send_lat / ib_write_lat do); read and atomic have no return leg and
  * report the whole round trip (as ib_read_lat / ib_atomic_lat do). */
+static inline int bm_test_bw(enum bm_test t)
+{
+	return t == BM_SEND_BW || t == BM_WRITE_BW || t == BM_READ_BW;
+}
+
 static inline int bm_test_oneway(enum bm_test t)
 {
-	return t != BM_READ && t != BM_ATOMIC;
+	return t != BM_READ && t != BM_ATOMIC && !bm_test_bw(t);
 }
 
 /* What the client tells the server at connect time (CM private data):
@@ -101,10 +110,13 @@ struct bm_config {
 	uint32_t iters;
 	uint32_t warmup;
 	uint32_t flags;		/* BM_F_* */
-	uint32_t pad;
+	uint32_t window;	/* bandwidth tests: operations in flight */
 };
 #define BM_F_CALLGRIND 1u	/* both sides arm the client requests */
 #define BM_MAX_SIZE ((uint64_t)4 << 20)
+/* The largest window: below the send and receive queue depths (384) with
+ * room for the barrier and the receive the ping-pong tests keep posted. */
+#define BM_MAX_WINDOW 256u
 
 /* Sizes of a config in increasing order: start with s = 0. Returns 0 after
  * the last one. */
@@ -161,7 +173,10 @@ uint8_t *bk_tx(struct bk *b);
 
 /* Data path: each is out of line and wraps exactly one library call in
  * BM_CG_BEGIN/END.  bk_post returns 0, or -EAGAIN when the queue is full
- * (the driver then polls the send CQ and retries); any other failure exits. */
+ * (the driver then polls the send CQ and retries); any other failure exits.
+ * With a window of operations in flight, seq % BM_MAX_WINDOW tells them
+ * apart (a backend needing one context per operation indexes with it);
+ * bk_post_recv may be called until BM_MAX_WINDOW + 2 receives are posted. */
 int bk_post(struct bk *b, enum bm_test t, size_t len, uint32_t seq);
 int bk_post_recv(struct bk *b);
 /* One poll of the send (tx=1) or receive CQ: 1 when a completion was

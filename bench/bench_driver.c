@@ -14,6 +14,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
 
 #include "bench.h"
 
@@ -27,10 +30,14 @@ const char *const bm_test_names[BM_NTESTS] = {
 	[BM_READ] = "read",
 	[BM_ATOMIC] = "atomic",
 	[BM_RSTREAM] = "rstream",
+	[BM_SEND_BW] = "send_bw",
+	[BM_WRITE_BW] = "write_bw",
+	[BM_READ_BW] = "read_bw",
 };
 
 #define BM_ALL_TESTS ((1u << BM_SEND) | (1u << BM_INJECT) | (1u << BM_WRITE) | \
 		      (1u << BM_WRITEDATA) | (1u << BM_READ) | (1u << BM_ATOMIC))
+#define BM_BW_TESTS ((1u << BM_SEND_BW) | (1u << BM_WRITE_BW) | (1u << BM_READ_BW))
 #define BM_DEFAULT_PORT "47593"
 /* A poll loop that sees nothing for this long is a hang, not a slow link. */
 #define BM_STALL_NS (30ull * 1000000000ull)
@@ -78,14 +85,20 @@ void bm_usage(const char *prog, const char *extra)
 	       "       %s [options] SERVER_ADDR  client\n"
 	       "       %s [options] --local      both sides in one run (forked)\n"
 	       "\n"
-	       "  -t, --test LIST      comma list of send,inject,write,writedata,read,atomic,\n"
-	       "                       rstream, or 'all' (all but rstream; default send)\n"
+	       "  -t, --test LIST      comma list of send,inject,write,writedata,read,atomic\n"
+	       "                       (latency), send_bw,write_bw,read_bw (bandwidth with\n"
+	       "                       --window operations in flight), 'all' (the six\n"
+	       "                       latency tests), 'bw' (the three bandwidth tests);\n"
+	       "                       default send. rstream: see fd_rstream\n"
 	       "  -s, --size LIST      comma list of N, MIN:MAX (the powers of two in\n"
 	       "                       between) or 'all' (1 B..4 MiB); default 64; k/m\n"
 	       "                       suffixes; at most one N not a power of two;\n"
 	       "                       atomic always moves 8 B\n"
-	       "  -n, --iters N        measured iterations per size (default 1000)\n"
+	       "  -n, --iters N        measured iterations (bandwidth: messages) per size\n"
+	       "                       (default 1000)\n"
 	       "  -w, --warmup N       unmeasured iterations first (default 100)\n"
+	       "  -W, --window N       bandwidth tests: operations in flight (default 64,\n"
+	       "                       at most 256)\n"
 	       "  -p, --port P         server port (default " BM_DEFAULT_PORT "; --local: any)\n"
 	       "  -b, --bind ADDR      address to listen on (server, --local; default\n"
 	       "                       $FD_RXE_ADDR0 with --local)\n"
@@ -136,6 +149,10 @@ static uint32_t bm_parse_tests(const char *s)
 
 		if (!strcmp(tok, "all")) {
 			mask |= BM_ALL_TESTS;
+			continue;
+		}
+		if (!strcmp(tok, "bw")) {
+			mask |= BM_BW_TESTS;
 			continue;
 		}
 		for (int t = 0; t < BM_NTESTS; t++) {
@@ -242,6 +259,8 @@ int bm_config_check(const struct bm_config *cfg)
 		return -1;
 	if (cfg->odd_size > BM_MAX_SIZE || (!cfg->size_mask && !cfg->odd_size))
 		return -1;
+	if ((cfg->tests & BM_BW_TESTS) && (!cfg->window || cfg->window > BM_MAX_WINDOW))
+		return -1;
 	return 0;
 }
 
@@ -255,6 +274,7 @@ void bm_parse(int argc, char **argv, struct bm_opts *o, const char *default_vari
 		{ "size", required_argument, NULL, 's' },
 		{ "iters", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' },
+		{ "window", required_argument, NULL, 'W' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "bind", required_argument, NULL, 'b' },
 		{ "local", no_argument, NULL, 'l' },
@@ -285,13 +305,14 @@ void bm_parse(int argc, char **argv, struct bm_opts *o, const char *default_vari
 	o->cfg.size_mask = (uint64_t)1 << 6;
 	o->cfg.iters = 1000;
 	o->cfg.warmup = 100;
+	o->cfg.window = 64;
 	o->variant = default_variant;
 	o->progress = isatty(2);
 	o->sq_size = o->rq_size = 384;
 	o->sge = 4;
 	o->max_inline = 256;
 
-	while ((c = getopt_long(argc, argv, "t:s:n:w:p:b:lqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:s:n:w:W:p:b:lqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			o->cfg.tests = bm_parse_tests(optarg);
@@ -306,6 +327,11 @@ void bm_parse(int argc, char **argv, struct bm_opts *o, const char *default_vari
 			break;
 		case 'w':
 			o->cfg.warmup = (uint32_t)bm_parse_num(optarg, "warm-up count");
+			break;
+		case 'W':
+			o->cfg.window = (uint32_t)bm_parse_num(optarg, "window");
+			if (!o->cfg.window || o->cfg.window > BM_MAX_WINDOW)
+				bm_die("the window must be 1..%u", BM_MAX_WINDOW);
 			break;
 		case 'p':
 			o->port = optarg;
@@ -408,9 +434,84 @@ struct bm_result {
 	size_t size;
 	uint32_t iters;
 	int oneway;
+	int bw;			/* a bandwidth row: no t_* samples */
+	uint32_t window;
 	double t_min, t_max, t_typical, t_avg, t_stdev, t_p99, t_p999; /* us */
-	double usec_per_xfer, mb_per_s;
+	double usec_per_xfer, mb_per_s, mmsg_per_s;
+	/* perf_event_open over the measured loop, per iteration (bandwidth:
+	 * per message); negative when not available */
+	double cycles_per_op, instr_per_op;
 };
+
+/* ------------------------------------------------------------------------
+ * Hardware counters. Where the kernel lets a process count its own cycles
+ * and instructions (perf_event_paranoid <= 2 on real hardware; never in a
+ * TCG VM), the client counts them over each measured loop, user space
+ * only, so they line up with the callgrind counts. Otherwise the output
+ * says "not available" and nothing else changes.
+ * ---------------------------------------------------------------------- */
+static int bm_perf_fd[2] = { -1, -1 };	/* cycles, instructions */
+static char bm_perf_why[128] = "not tried";
+
+static int bm_perf_counter(uint64_t config)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = config;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+}
+
+static void bm_perf_open(void)
+{
+	bm_perf_fd[0] = bm_perf_counter(PERF_COUNT_HW_CPU_CYCLES);
+	if (bm_perf_fd[0] >= 0)
+		bm_perf_fd[1] = bm_perf_counter(PERF_COUNT_HW_INSTRUCTIONS);
+	if (bm_perf_fd[0] < 0 || bm_perf_fd[1] < 0) {
+		snprintf(bm_perf_why, sizeof(bm_perf_why),
+			 "not available (perf_event_open: %s)", strerror(errno));
+		for (int i = 0; i < 2; i++) {
+			if (bm_perf_fd[i] >= 0)
+				close(bm_perf_fd[i]);
+			bm_perf_fd[i] = -1;
+		}
+		return;
+	}
+	snprintf(bm_perf_why, sizeof(bm_perf_why),
+		 "user-space cycles and instructions per op (perf_event_open)");
+}
+
+static void bm_perf_start(void)
+{
+	for (int i = 0; i < 2; i++) {
+		if (bm_perf_fd[i] < 0)
+			return;
+		ioctl(bm_perf_fd[i], PERF_EVENT_IOC_RESET, 0);
+		ioctl(bm_perf_fd[i], PERF_EVENT_IOC_ENABLE, 0);
+	}
+}
+
+/* Stops the counters and stores per-op figures (or -1). */
+static void bm_perf_stop(struct bm_result *r, uint64_t ops)
+{
+	uint64_t v[2] = { 0, 0 };
+
+	r->cycles_per_op = r->instr_per_op = -1;
+	if (bm_perf_fd[0] < 0 || !ops)
+		return;
+	for (int i = 0; i < 2; i++) {
+		ioctl(bm_perf_fd[i], PERF_EVENT_IOC_DISABLE, 0);
+		if (read(bm_perf_fd[i], &v[i], sizeof(v[i])) != (ssize_t)sizeof(v[i]))
+			return;
+	}
+	r->cycles_per_op = (double)v[0] / (double)ops;
+	r->instr_per_op = (double)v[1] / (double)ops;
+}
 
 static struct bm_result *bm_results;
 static size_t bm_nresults, bm_cap;
@@ -453,6 +554,18 @@ static void bm_stats(struct bm_result *r, uint64_t *rtt, size_t n, uint64_t tota
 	/* fabtests: the whole loop over every transfer, each direction one. */
 	r->usec_per_xfer = (double)total_ns / 1000.0 / ((double)n * xfers);
 	r->mb_per_s = (double)r->size * (double)n * xfers / ((double)total_ns / 1000.0);
+	r->mmsg_per_s = (double)n * xfers / ((double)total_ns / 1000.0);
+}
+
+/* Bandwidth: one figure per size, from the whole measured loop. MB are
+ * 10^6 bytes (perftest's MB/sec are 2^20: the report converts). */
+static void bm_bw_stats(struct bm_result *r, uint64_t msgs, uint64_t total_ns)
+{
+	double us = (double)total_ns / 1000.0;
+
+	r->usec_per_xfer = us / (double)msgs;
+	r->mb_per_s = (double)r->size * (double)msgs / us;
+	r->mmsg_per_s = (double)msgs / us;
 }
 
 static void bm_print_header(const struct bm_opts *o, const char *desc)
@@ -466,10 +579,15 @@ static void bm_print_header(const struct bm_opts *o, const char *desc)
 	       "#      (one-way) for send/inject/write/writedata, whole for read/atomic;\n"
 	       "#      t_typical = median, p99/p99.9 = sorted sample at ceil(p*n)\n"
 	       "# usec/xfer: fabtests style, loop time / (iterations x transfers), a\n"
-	       "#      ping-pong iteration counting two transfers\n");
-	printf("%-10s %8s %8s %9s %9s %9s %9s %9s %9s %9s %9s %10s\n",
+	       "#      ping-pong iteration counting two transfers\n"
+	       "# *_bw: %u operations in flight, one-way stream; MB/s = 10^6 bytes per\n"
+	       "#      second and Mmsg/s over the measured loop (first post to last\n"
+	       "#      completion); usec/xfer = loop time / messages\n"
+	       "# perf: %s\n", o->cfg.window, bm_perf_why);
+	printf("%-10s %8s %8s %9s %9s %9s %9s %9s %9s %9s %9s %10s %8s %9s %9s\n",
 	       "test", "bytes", "iters", "t_min", "t_max", "t_typical", "t_avg",
-	       "t_stdev", "p99", "p99.9", "usec/xfer", "MB/s");
+	       "t_stdev", "p99", "p99.9", "usec/xfer", "MB/s", "Mmsg/s",
+	       "cycles/op", "instr/op");
 	fflush(stdout);
 }
 
@@ -477,10 +595,21 @@ static void bm_print_row(const struct bm_opts *o, const struct bm_result *r)
 {
 	if (o->quiet)
 		return;
-	printf("%-10s %8zu %8u %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %10.2f\n",
-	       bm_test_names[r->test], r->size, r->iters, r->t_min, r->t_max,
-	       r->t_typical, r->t_avg, r->t_stdev, r->t_p99, r->t_p999,
-	       r->usec_per_xfer, r->mb_per_s);
+	char c[32] = "n/a", i[32] = "n/a";
+
+	if (r->cycles_per_op >= 0) {
+		snprintf(c, sizeof(c), "%.1f", r->cycles_per_op);
+		snprintf(i, sizeof(i), "%.1f", r->instr_per_op);
+	}
+	if (r->bw)
+		printf("%-10s %8zu %8u %9s %9s %9s %9s %9s %9s %9s %9.2f %10.2f %8.4f %9s %9s\n",
+		       bm_test_names[r->test], r->size, r->iters, "-", "-", "-", "-", "-",
+		       "-", "-", r->usec_per_xfer, r->mb_per_s, r->mmsg_per_s, c, i);
+	else
+		printf("%-10s %8zu %8u %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %10.2f %8.4f %9s %9s\n",
+		       bm_test_names[r->test], r->size, r->iters, r->t_min, r->t_max,
+		       r->t_typical, r->t_avg, r->t_stdev, r->t_p99, r->t_p999,
+		       r->usec_per_xfer, r->mb_per_s, r->mmsg_per_s, c, i);
 	fflush(stdout);
 }
 
@@ -497,7 +626,7 @@ static void bm_open_csv(const struct bm_opts *o)
 		bm_die("cannot write %s: %s", o->csv, strerror(errno));
 	fprintf(bm_csv, "variant,test,bytes,iters,warmup,oneway,t_min_us,t_max_us,"
 		"t_typical_us,t_avg_us,t_stdev_us,t_p99_us,t_p999_us,"
-		"usec_per_xfer,mb_per_s\n");
+		"usec_per_xfer,mb_per_s,window,mmsg_per_s,cycles_per_op,instr_per_op\n");
 	fflush(bm_csv);
 }
 
@@ -505,11 +634,21 @@ static void bm_csv_row(const struct bm_opts *o, const struct bm_result *r)
 {
 	if (!bm_csv)
 		return;
-	fprintf(bm_csv, "%s,%s,%zu,%u,%u,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
-		o->variant, bm_test_names[r->test], r->size, r->iters,
-		o->cfg.warmup, r->oneway, r->t_min, r->t_max, r->t_typical,
-		r->t_avg, r->t_stdev, r->t_p99, r->t_p999,
-		r->usec_per_xfer, r->mb_per_s);
+	char c[32] = "", i[32] = "";
+
+	if (r->cycles_per_op >= 0) {
+		snprintf(c, sizeof(c), "%.1f", r->cycles_per_op);
+		snprintf(i, sizeof(i), "%.1f", r->instr_per_op);
+	}
+	fprintf(bm_csv, "%s,%s,%zu,%u,%u,%d,", o->variant, bm_test_names[r->test], r->size,
+		r->iters, o->cfg.warmup, r->oneway);
+	if (r->bw)
+		fprintf(bm_csv, ",,,,,,,");
+	else
+		fprintf(bm_csv, "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,", r->t_min, r->t_max,
+			r->t_typical, r->t_avg, r->t_stdev, r->t_p99, r->t_p999);
+	fprintf(bm_csv, "%.3f,%.3f,%u,%.6f,%s,%s\n", r->usec_per_xfer, r->mb_per_s,
+		r->bw ? r->window : 0, r->mmsg_per_s, c, i);
 	fflush(bm_csv);
 }
 
@@ -538,21 +677,31 @@ static void bm_write_json(const struct bm_opts *o, const char *desc)
 	fprintf(f, ",\n  \"describe\": ");
 	bm_json_str(f, desc);
 	fprintf(f, ",\n  \"iters\": %u,\n  \"warmup\": %u,\n"
-		"  \"units\": \"us\",\n"
+		"  \"window\": %u,\n  \"units\": \"us\",\n"
 		"  \"method\": \"t_*: perftest style per-iteration round trip, halved when oneway; "
-		"usec_per_xfer: fabtests style loop time / (iters x transfers)\",\n"
-		"  \"results\": [", o->cfg.iters, o->cfg.warmup);
+		"usec_per_xfer: fabtests style loop time / (iters x transfers); bw rows: "
+		"window operations in flight, mb_per_s in 10^6 bytes/s\",\n"
+		"  \"perf\": ", o->cfg.iters, o->cfg.warmup, o->cfg.window);
+	bm_json_str(f, bm_perf_why);
+	fprintf(f, ",\n  \"results\": [");
 	for (size_t i = 0; i < bm_nresults; i++) {
 		const struct bm_result *r = &bm_results[i];
 
 		fprintf(f, "%s\n    {\"test\": \"%s\", \"bytes\": %zu, \"iters\": %u, "
-			"\"oneway\": %s, \"t_min\": %.3f, \"t_max\": %.3f, "
-			"\"t_typical\": %.3f, \"t_avg\": %.3f, \"t_stdev\": %.3f, "
-			"\"t_p99\": %.3f, \"t_p999\": %.3f, \"usec_per_xfer\": %.3f, "
-			"\"mb_per_s\": %.3f}",
-			i ? "," : "", bm_test_names[r->test], r->size, r->iters,
-			r->oneway ? "true" : "false", r->t_min, r->t_max,
-			r->t_typical, r->t_avg, r->t_stdev, r->t_p99, r->t_p999,
+			"\"oneway\": %s, ", i ? "," : "", bm_test_names[r->test], r->size,
+			r->iters, r->oneway ? "true" : "false");
+		if (r->bw)
+			fprintf(f, "\"window\": %u, \"mmsg_per_s\": %.6f, ", r->window,
+				r->mmsg_per_s);
+		else
+			fprintf(f, "\"t_min\": %.3f, \"t_max\": %.3f, "
+				"\"t_typical\": %.3f, \"t_avg\": %.3f, \"t_stdev\": %.3f, "
+				"\"t_p99\": %.3f, \"t_p999\": %.3f, ", r->t_min, r->t_max,
+				r->t_typical, r->t_avg, r->t_stdev, r->t_p99, r->t_p999);
+		if (r->cycles_per_op >= 0)
+			fprintf(f, "\"cycles_per_op\": %.1f, \"instr_per_op\": %.1f, ",
+				r->cycles_per_op, r->instr_per_op);
+		fprintf(f, "\"usec_per_xfer\": %.3f, \"mb_per_s\": %.3f}",
 			r->usec_per_xfer, r->mb_per_s);
 	}
 	fprintf(f, "\n  ]\n}\n");
@@ -587,6 +736,7 @@ struct bm_run {
 	int client;
 	struct bm_counts n;
 	uint64_t stall_check;
+	uint32_t rx_posted;	/* receives this side keeps posted */
 };
 
 static void bm_wait(struct bm_run *r, int tx)
@@ -782,6 +932,114 @@ static void bm_cg_finish(struct bm_run *r, enum bm_test t, size_t len)
 	fflush(stdout);
 }
 
+/* One poll without waiting, with bm_wait's hang check. */
+static int bm_try(struct bm_run *r, int tx, uint64_t *spins, uint64_t *t0)
+{
+	if (bk_poll(r->b, tx)) {
+		r->n.reaps++;
+		*spins = *t0 = 0;
+		return 1;
+	}
+	r->n.empties++;
+	if ((++*spins & 0xfffff) == 0) {
+		uint64_t now = bm_now_ns();
+
+		if (!*t0)
+			*t0 = now;
+		else if (now - *t0 > BM_STALL_NS)
+			bm_die("no %s completion for 30 s", tx ? "send" : "receive");
+	}
+	return 0;
+}
+
+/* The initiator of a bandwidth test keeps the window full: it posts
+ * whenever fewer than `window` operations are in flight and otherwise
+ * reaps, until `msgs` have completed. A full queue (-EAGAIN) just means
+ * reaping first. */
+static void bm_bw_initiate(struct bm_run *r, enum bm_test t, size_t len, uint64_t msgs)
+{
+	uint64_t posted = 0, done = 0, spins = 0, t0 = 0;
+	uint32_t window = r->cfg->window;
+
+	while (done < msgs) {
+		while (posted < msgs && posted - done < window) {
+			r->n.posts++;
+			if (bk_post(r->b, t, len, (uint32_t)(posted % BM_MAX_WINDOW)) == -EAGAIN)
+				break;
+			posted++;
+		}
+		done += (uint64_t)bm_try(r, 1, &spins, &t0);
+	}
+}
+
+/* The target of a send stream reaps and reposts; it started with
+ * window + 1 receives posted, so the sender seldom outruns it. */
+static void bm_bw_absorb(struct bm_run *r, uint64_t msgs)
+{
+	uint64_t got = 0, spins = 0, t0 = 0;
+
+	while (got < msgs) {
+		if (bm_try(r, 0, &spins, &t0)) {
+			got++;
+			bm_repost(r);
+		}
+	}
+}
+
+static void bm_run_bw(struct bm_run *r, enum bm_test t, size_t len)
+{
+	const struct bm_config *cfg = r->cfg;
+	int cg = (cfg->flags & BM_F_CALLGRIND) != 0;
+	int absorb = t == BM_SEND_BW && !r->client;
+	struct bm_result res = { .test = t, .size = len, .iters = cfg->iters, .bw = 1,
+				 .window = cfg->window };
+	uint64_t t_start, t_end;
+
+	while (absorb && r->rx_posted < cfg->window + 1) {
+		bm_repost(r);
+		r->rx_posted++;
+	}
+	bm_barrier(r);
+	if (r->client)
+		bm_bw_initiate(r, t, len, cfg->warmup);
+	else if (absorb)
+		bm_bw_absorb(r, cfg->warmup);
+
+	memset(&r->n, 0, sizeof(r->n));
+	if (cg) {
+		BM_CG_ZERO();
+		bm_cg = 1;
+	}
+	if (r->client)
+		bm_perf_start();
+	t_start = bm_now_ns();
+	if (r->client)
+		bm_bw_initiate(r, t, len, cfg->iters);
+	else if (absorb)
+		bm_bw_absorb(r, cfg->iters);
+	t_end = bm_now_ns();
+	if (r->client)
+		bm_perf_stop(&res, cfg->iters);
+	bm_cg = 0;
+	{
+		struct bm_counts keep = r->n;
+
+		bm_barrier(r);
+		r->n = keep;
+	}
+	if (cg)
+		bm_cg_finish(r, t, len);
+	if (r->client) {
+		bm_bw_stats(&res, cfg->iters, t_end - t_start);
+		bm_add_result(&res);
+		bm_print_row(r->o, &res);
+		bm_csv_row(r->o, &res);
+		if (r->o->progress)
+			bm_log("%s %zu B: %.2f MB/s, %.4f Mmsg/s", bm_test_names[t], len,
+			       res.mb_per_s, res.mmsg_per_s);
+	}
+}
+
 static void bm_run_size(struct bm_run *r, enum bm_test t, size_t len,
 			uint64_t *rtt)
 {
@@ -789,6 +1047,13 @@ static void bm_run_size(struct bm_run *r, enum bm_test t, size_t len,
 	uint32_t total = cfg->warmup + cfg->iters;
 	int cg = (cfg->flags & BM_F_CALLGRIND) != 0;
 	uint64_t t_start = 0, t_end;
+	struct bm_result res = { .test = t, .size = len, .iters = cfg->iters,
+				 .oneway = bm_test_oneway(t) };
+
+	if (bm_test_bw(t)) {
+		bm_run_bw(r, t, len);
+		return;
+	}
 
 	if (t == BM_WRITE) {
 		memset((void *)bk_rx(r->b), 0, len);
@@ -803,6 +1068,8 @@ static void bm_run_size(struct bm_run *r, enum bm_test t, size_t len,
 				BM_CG_ZERO();
 				bm_cg = 1;
 			}
+			if (r->client)
+				bm_perf_start();
 			t_start = bm_now_ns();
 		}
 		if (r->client) {
@@ -816,6 +1083,8 @@ static void bm_run_size(struct bm_run *r, enum bm_test t, size_t len,
 		}
 	}
 	t_end = bm_now_ns();
+	if (r->client)
+		bm_perf_stop(&res, cfg->iters);
 	/* Untimed but counted: what injects leave in the send CQ is part of
 	 * their cost, even if a ping-pong never waits for it. */
 	if (t == BM_INJECT)
@@ -831,9 +1100,6 @@ static void bm_run_size(struct bm_run *r, enum bm_test t, size_t len,
 		bm_cg_finish(r, t, len);
 
 	if (r->client) {
-		struct bm_result res = { .test = t, .size = len, .iters = cfg->iters,
-					 .oneway = bm_test_oneway(t) };
-
 		bm_stats(&res, rtt, cfg->iters, t_end - t_start);
 		bm_add_result(&res);
 		bm_print_row(r->o, &res);
@@ -847,7 +1113,7 @@ static void bm_run_size(struct bm_run *r, enum bm_test t, size_t len,
 static int bm_run(struct bk *b, const struct bm_opts *o, const struct bm_config *cfg,
 		  int client)
 {
-	struct bm_run r = { .b = b, .o = o, .cfg = cfg, .client = client };
+	struct bm_run r = { .b = b, .o = o, .cfg = cfg, .client = client, .rx_posted = 1 };
 	uint64_t *rtt = calloc(cfg->iters, sizeof(*rtt));
 
 	if (!rtt)
@@ -914,6 +1180,10 @@ static int bm_client(const struct bm_opts *o)
 	bm_role = "client";
 	bm_pin(o->cpu_client);
 	bm_open_csv(o);
+	if (!(o->cfg.flags & BM_F_CALLGRIND))
+		bm_perf_open();
+	else
+		snprintf(bm_perf_why, sizeof(bm_perf_why), "not measured under callgrind");
 	b = bk_connect(o, &o->cfg);
 	bm_run(b, o, &o->cfg, 1);
 	if (bm_csv)

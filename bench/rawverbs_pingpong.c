@@ -114,18 +114,27 @@ static void bk_prebuild(struct bk *b)
 			wr->opcode = IBV_WR_SEND;
 			wr->wr_id = BK_WR_SILENT;
 			break;
-		case BM_WRITE:
-		case BM_WRITEDATA:
-			wr->opcode = t == BM_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
+		case BM_SEND_BW:
+			wr->opcode = IBV_WR_SEND;
+			break;
+		case BM_WRITE_BW:
+			wr->opcode = IBV_WR_RDMA_WRITE;
 			wr->wr.rdma.remote_addr = b->peer.rx_addr;
 			wr->wr.rdma.rkey = (uint32_t)b->peer.rx_key;
 			break;
+		case BM_READ_BW:
 		case BM_READ:
 			wr->opcode = IBV_WR_RDMA_READ;
 			sge->addr = (uintptr_t)b->rx;
 			sge->lkey = b->rxmr->lkey;
 			wr->wr.rdma.remote_addr = b->peer.tx_addr;
 			wr->wr.rdma.rkey = (uint32_t)b->peer.tx_key;
+			break;
+		case BM_WRITE:
+		case BM_WRITEDATA:
+			wr->opcode = t == BM_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
+			wr->wr.rdma.remote_addr = b->peer.rx_addr;
+			wr->wr.rdma.rkey = (uint32_t)b->peer.rx_key;
 			break;
 		case BM_ATOMIC:
 			wr->opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
@@ -438,7 +447,11 @@ BM_NOINLINE int bk_post(struct bk *b, enum bm_test t, size_t len, uint32_t seq)
 
 	switch (t) {
 	case BM_SEND:
-	case BM_WRITE: {
+	case BM_WRITE:
+	case BM_SEND_BW:
+	case BM_WRITE_BW: {
+		/* Every bandwidth request is signaled, like every libfabric
+		 * operation with a completion. */
 		BM_CG_BEGIN();
 		b->sge[t].length = (uint32_t)len;
 		wr->send_flags = bk_send_flags(b, len);
@@ -472,7 +485,8 @@ BM_NOINLINE int bk_post(struct bk *b, enum bm_test t, size_t len, uint32_t seq)
 		BM_CG_END();
 		break;
 	}
-	case BM_READ: {
+	case BM_READ:
+	case BM_READ_BW: {
 		BM_CG_BEGIN();
 		b->sge[t].length = (uint32_t)len;
 		rc = ibv_post_send(b->qp, wr, &bad);
