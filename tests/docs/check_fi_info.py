@@ -141,6 +141,30 @@ def main():
                 errors.append("fd_fi_info -t FI_EP_SOCK_STREAM does not list "
                               "%s (exit %d %s)" % (d, rc, err.strip()))
         print("fd_fi_info lists %d SOCK_STREAM entries" % len(streams))
+        # what fi_rstream(7) promises for every stream entry
+        rc, out, err = run([ours, "-t", "FI_EP_SOCK_STREAM", "-v"])
+        want = {"caps": lambda v: "FI_MSG" in v,
+                "mode": lambda v: v.strip("[] ") == "",
+                "fi_domain_attr.mr_mode": lambda v: v.strip("[] ") == "",
+                "fi_domain_attr.threading": lambda v: v == "FI_THREAD_SAFE",
+                "fi_domain_attr.control_progress":
+                    lambda v: v == "FI_PROGRESS_MANUAL",
+                "fi_domain_attr.data_progress":
+                    lambda v: v == "FI_PROGRESS_MANUAL",
+                "fi_ep_attr.type": lambda v: v == "FI_EP_SOCK_STREAM",
+                "fi_fabric_attr.prov_name": lambda v: v == "verbs;rstream"}
+        entries = verbose_entries(out)
+        if rc or len(entries) != len(streams):
+            errors.append("fd_fi_info -t FI_EP_SOCK_STREAM -v: exit %d, "
+                          "%d entries, %d in the summary" %
+                          (rc, len(entries), len(streams)))
+        for fields in entries:
+            got = dict(fields)
+            for path, ok in want.items():
+                if path not in got or not ok(got[path]):
+                    errors.append("SOCK_STREAM entry %s: %s is %r" %
+                                  (src_of(fields), path, got.get(path)))
+        print("checked %d SOCK_STREAM entries' attributes" % len(entries))
 
     if args.upstream and os.access(args.upstream, os.X_OK):
         env = dict(os.environ)
