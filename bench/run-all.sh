@@ -2,7 +2,8 @@
 # bench/run-all.sh - run the benchmarks: one command from a fresh Debian 12
 # machine to the comparison table.
 #
-#   bench/run-all.sh [--full] [--out DIR] [--parts latency,tools,callgrind]
+#   bench/run-all.sh [--full] [--out DIR]
+#                    [--parts latency,bw,rstream,tools,callgrind]
 #                    [--no-install] [--jobs N]
 #
 # 1. installs what is missing (scripts/install-deps.sh: perftest, valgrind,
@@ -10,18 +11,19 @@
 # 2. builds its own trees: build/bench-direct (FABRIC_DIRECT=verbs, also
 #    holds fd_pingpong_upstream and rawverbs_pingpong) and build/bench-off;
 # 3. runs everything in ONE Soft-RoCE session (tests/rxe/run: real devices,
-#    host rdma_rxe, or a qemu VM): fd_pingpong in the direct, OFF and
-#    upstream builds, rawverbs_pingpong, perftest's ib_send_lat and
-#    ib_write_lat, Debian's fi_pingpong and rdma-core's rstream, then each
-#    variant once under callgrind;
+#    host rdma_rxe, or a qemu VM): fd_pingpong (latency and bandwidth) in
+#    the direct, OFF and upstream builds, rawverbs_pingpong, fd_rstream
+#    (direct, OFF) next to rsockets' rstream, perftest's ib_send_lat,
+#    ib_write_lat, ib_send_bw, ib_write_bw, Debian's fi_pingpong, then
+#    each variant once under callgrind;
 # 4. prints the comparison table (ratios against raw verbs) and writes CSV,
 #    JSON and PNG plots to the output directory (default
 #    build/bench-results).
 #
-# Default run: sizes 1 B..64 KiB, 1000 iterations; about 10-15 minutes on a
-# 2-core machine through the TCG VM. --full: 1 B..4 MiB, 5000 iterations.
-# BENCH_LAT_SIZES, BENCH_LAT_ITERS, BENCH_TOOL_SIZES, BENCH_TOOL_ITERS,
-# BENCH_CG_ITERS in the environment override sizes and counts (see
+# Default run: latency 1 B..64 KiB x 1000 iterations, bandwidth six sizes up
+# to 64 KiB x 500 messages; about 25-30 minutes on a 2-core machine through
+# the TCG VM. --full: 1 B..4 MiB, 5000 iterations (hours under TCG).
+# BENCH_* variables in the environment override sizes and counts (see
 # vm-session.sh); the VM inherits the environment.
 set -euo pipefail
 
@@ -29,7 +31,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO=$(cd "$HERE/.." && pwd -P)
 OUT=$REPO/build/bench-results
 FULL=()
-PARTS=latency,tools,callgrind
+PARTS=latency,bw,rstream,tools,callgrind
 INSTALL=1
 JOBS=2
 
@@ -79,9 +81,9 @@ for v in direct off; do
 	[ "$v" = off ] && mode=OFF
 	dir=$REPO/build/bench-$v
 	cmake -S "$REPO" -B "$dir" -DFABRIC_DIRECT=$mode -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		-DFABRIC_DIRECT_TESTS=OFF -DFABRIC_DIRECT_BENCH=ON > "$dir.cmake.log" 2>&1 ||
+		-DFABRIC_DIRECT_TESTS=OFF -DFABRIC_DIRECT_BENCH=ON -DFABRIC_DIRECT_RSTREAM=ON > "$dir.cmake.log" 2>&1 ||
 		{ cat "$dir.cmake.log"; exit 1; }
-	targets=(fd_pingpong)
+	targets=(fd_pingpong fd_rstream)
 	[ "$v" = direct ] && targets+=(rawverbs_pingpong fd_pingpong_upstream)
 	cmake --build "$dir" -j "$JOBS" --target "${targets[@]}" > "$dir.build.log" 2>&1 ||
 		{ tail -40 "$dir.build.log"; exit 1; }
@@ -98,14 +100,21 @@ case $OUT/ in
 "$REPO"/*) ;;
 *) export FD_RXE_SHARE=${FD_RXE_SHARE:+$FD_RXE_SHARE:}$OUT ;;
 esac
-rm -rf "$OUT/latency" "$OUT/tools" "$OUT/callgrind" "$OUT/summary"
+for p in ${PARTS//,/ }; do
+	rm -rf "${OUT:?}/$p"
+done
+rm -rf "$OUT/summary"
 # What was measured: the tree the variants were built from.
 {
 	echo "source $(git -C "$REPO" describe --always --dirty 2> /dev/null || echo unknown)"
 	echo "compiler $(cc --version | head -n 1)"
 	echo "host $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
 } > "$OUT/build.txt"
-"$REPO/tests/rxe/run" --timeout 3000 -- "$HERE/vm-session.sh" "$OUT" \
+# One Soft-RoCE session at a time on a shared machine: VM runs queue on
+# the same lock file as the test suites' (FD_VM_LOCK to change).
+LOCK=()
+command -v flock > /dev/null && LOCK=(flock "${FD_VM_LOCK:-/tmp/fd-vm.lock}")
+${LOCK[@]+"${LOCK[@]}"} "$REPO/tests/rxe/run" --timeout 4800 -- "$HERE/vm-session.sh" "$OUT" \
 	"$REPO/build/bench-direct" "$REPO/build/bench-off" ${FULL[@]+"${FULL[@]}"} \
 	--parts "$PARTS"
 

@@ -5,9 +5,11 @@
 #
 #   vm-session.sh OUT DIRECT_BUILD OFF_BUILD [--full] [--parts LIST]
 #
-# LIST: comma list of latency, tools, callgrind (default: all three).
-# BENCH_LAT_SIZES, BENCH_LAT_ITERS, BENCH_LAT_WARMUP, BENCH_TOOL_SIZES,
-# BENCH_TOOL_ITERS, BENCH_CG_ITERS override the defaults (e.g. a loaded
+# LIST: comma list of latency, bw, rstream, tools, callgrind (default: all).
+# BENCH_LAT_SIZES, BENCH_LAT_ITERS, BENCH_LAT_WARMUP, BENCH_BW_SIZES,
+# BENCH_BW_ITERS, BENCH_BW_WINDOW, BENCH_RS_SIZES, BENCH_RS_ITERS,
+# BENCH_RS_COUNT, BENCH_RS_BW_ITERS, BENCH_TOOL_SIZES, BENCH_TOOL_ITERS,
+# BENCH_TOOL_BW_SIZES, BENCH_CG_ITERS override the defaults (e.g. a loaded
 # machine: BENCH_LAT_SIZES=1,16,256,4096,65536 BENCH_LAT_ITERS=300).
 # Every benchmark process runs at nice 19 and the two sides of a ping-pong
 # are pinned to CPUs 0 and 1: on a 2-vCPU Soft-RoCE VM the rxe work runs in
@@ -20,7 +22,7 @@ DIRECT=${2:?direct build dir}
 OFF=${3:?off build dir}
 shift 3
 FULL=0
-PARTS=latency,tools,callgrind
+PARTS=latency,bw,rstream,tools,callgrind
 while [ $# -gt 0 ]; do
 	case $1 in
 	--full) FULL=1 ;;
@@ -45,15 +47,32 @@ if [ "$FULL" = 1 ]; then
 	LAT_WARMUP=500
 	TOOL_SIZES="1 4 16 64 256 1024 4096 16384 65536 262144 1048576 4194304"
 	TOOL_ITERS=5000
+	BW_SIZES=all
+	BW_ITERS=5000
+	RS_SIZES=1:4194304
+	RS_ITERS=5000
+	RS_COUNT=1000
+	RS_BW_ITERS=10
+	TOOL_BW_SIZES="64 4096 65536 1048576"
 	CG_ITERS=200
 else
 	LAT_SIZES=1:65536
-	LAT_ITERS=1000
-	LAT_WARMUP=100
+	LAT_ITERS=500
+	LAT_WARMUP=50
 	TOOL_SIZES="1 4 16 64 256 1024 4096 16384 65536"
-	TOOL_ITERS=1000
+	TOOL_ITERS=500
+	# Bandwidth: every size costs the whole stream; under TCG 64 KiB
+	# messages move at ~10 MB/s, so few sizes and a short stream.
+	BW_SIZES=1,64,1024,4096,16384,65536
+	BW_ITERS=500
+	RS_SIZES=1,64,1024,4096,65536
+	RS_ITERS=500
+	RS_COUNT=100
+	RS_BW_ITERS=5
+	TOOL_BW_SIZES="64 4096 65536"
 	CG_ITERS=50
 fi
+BW_WINDOW=${BENCH_BW_WINDOW:-64}
 CG_SIZES=64,4096	# one inline, one not
 # Overrides for a shorter or longer run (run-all passes them through).
 LAT_SIZES=${BENCH_LAT_SIZES:-$LAT_SIZES}
@@ -61,6 +80,13 @@ LAT_ITERS=${BENCH_LAT_ITERS:-$LAT_ITERS}
 LAT_WARMUP=${BENCH_LAT_WARMUP:-$LAT_WARMUP}
 TOOL_SIZES=${BENCH_TOOL_SIZES:-$TOOL_SIZES}
 TOOL_ITERS=${BENCH_TOOL_ITERS:-$TOOL_ITERS}
+BW_SIZES=${BENCH_BW_SIZES:-$BW_SIZES}
+BW_ITERS=${BENCH_BW_ITERS:-$BW_ITERS}
+RS_SIZES=${BENCH_RS_SIZES:-$RS_SIZES}
+RS_ITERS=${BENCH_RS_ITERS:-$RS_ITERS}
+RS_COUNT=${BENCH_RS_COUNT:-$RS_COUNT}
+RS_BW_ITERS=${BENCH_RS_BW_ITERS:-$RS_BW_ITERS}
+TOOL_BW_SIZES=${BENCH_TOOL_BW_SIZES:-$TOOL_BW_SIZES}
 CG_ITERS=${BENCH_CG_ITERS:-$CG_ITERS}
 
 declare -A BIN=(
@@ -69,8 +95,21 @@ declare -A BIN=(
 	[upstream]=$DIRECT/bench/fd_pingpong_upstream
 	[rawverbs]=$DIRECT/bench/rawverbs_pingpong
 )
+declare -A RSBIN=(
+	[direct]=$DIRECT/bench/fd_rstream
+	[off]=$OFF/bench/fd_rstream
+)
 VARIANTS=(rawverbs direct off upstream)
 
+# perf stat works here only if the kernel lets us count hardware events
+# (never in a TCG VM); fd_pingpong checks again itself with perf_event_open.
+perf_state() {
+	if command -v perf > /dev/null && perf stat -e instructions true > /dev/null 2>&1; then
+		echo "hardware counters available"
+	else
+		echo "not available (no hardware counters for perf stat here)"
+	fi
+}
 has_part() { case ",$PARTS," in *",$1,"*) return 0 ;; esac; return 1; }
 say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
 
@@ -80,7 +119,10 @@ mkdir -p "$OUT"
 	echo "address $ADDR, devices: $(ls /sys/class/infiniband 2> /dev/null | tr '\n' ' ')"
 	echo "mode $([ "$FULL" = 1 ] && echo full || echo default)"
 	echo "lat sizes $LAT_SIZES iters $LAT_ITERS warmup $LAT_WARMUP"
-	echo "tool sizes $TOOL_SIZES iters $TOOL_ITERS"
+	echo "bw sizes $BW_SIZES messages $BW_ITERS window $BW_WINDOW"
+	echo "rstream sizes $RS_SIZES latency iters $RS_ITERS, bandwidth C $RS_COUNT x $RS_BW_ITERS iters"
+	echo "tool sizes $TOOL_SIZES iters $TOOL_ITERS; bw tool sizes $TOOL_BW_SIZES"
+	echo "perf: $(perf_state)"
 	echo "callgrind sizes $CG_SIZES iters $CG_ITERS"
 	echo "date $(date -u +%FT%TZ)"
 } > "$OUT/session.txt"
@@ -102,8 +144,23 @@ if has_part latency; then
 		rc=$?
 		[ "$rc" = 0 ] || say "latency: $v exited $rc (see $OUT/latency/$v.err)"
 	done
-	# The rstream variant of fd_pingpong is a hook for now: the rstream
-	# provider does not exist yet. When it does, add '-t rstream' here.
+fi
+
+# ---------------------------------------------------------------------------
+# Bandwidth and message rate: a window of operations in flight.
+if has_part bw; then
+	mkdir -p "$OUT/bw"
+	for v in "${VARIANTS[@]}"; do
+		b=${BIN[$v]}
+		[ -x "$b" ] || continue
+		say "bandwidth: $v"
+		timeout 900 "${NICE[@]}" "$b" --local --cpus "$CPU_S,$CPU_C" -t bw \
+			-s "$BW_SIZES" -n "$BW_ITERS" -w $((BW_ITERS / 10 + 1)) -W "$BW_WINDOW" \
+			--progress --csv "$OUT/bw/$v.csv" --json "$OUT/bw/$v.json" \
+			> "$OUT/bw/$v.txt" 2> "$OUT/bw/$v.err"
+		rc=$?
+		[ "$rc" = 0 ] || say "bandwidth: $v exited $rc (see $OUT/bw/$v.err)"
+	done
 fi
 
 # ---------------------------------------------------------------------------
@@ -117,7 +174,7 @@ run_pair() { # name size server-cmd... -- client-cmd...
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	local log=$OUT/tools/$name-$size
+	local log=${PAIR_DIR:-$OUT/tools}/$name-$size
 	timeout 300 "${NICE[@]}" taskset -c "$CPU_S" "${srv[@]}" > "$log.server" 2>&1 &
 	local spid=$! try rc=1
 	for try in $(seq 1 30); do
@@ -132,6 +189,45 @@ run_pair() { # name size server-cmd... -- client-cmd...
 	wait "$spid" 2> /dev/null
 	[ "$rc" = 0 ] || say "tools: $name $size failed ($rc), see $log.txt"
 }
+
+# ---------------------------------------------------------------------------
+# rstream: FI_EP_SOCK_STREAM (fd_rstream, direct and OFF builds) and
+# rsockets' rstream tool, the same exchange: C transfers of S bytes each
+# way per iteration; C = 1 for latency.
+if has_part rstream; then
+	mkdir -p "$OUT/rstream"
+	for v in direct off; do
+		b=${RSBIN[$v]}
+		if [ ! -x "$b" ]; then
+			say "rstream: $v: no $b (FABRIC_DIRECT_RSTREAM off?), skipped"
+			continue
+		fi
+		say "rstream: $v"
+		timeout 900 "${NICE[@]}" "$b" --local --cpus "$CPU_S,$CPU_C" -s "$RS_SIZES" \
+			-n "$RS_ITERS" -w $((RS_ITERS / 10 + 1)) -C "$RS_COUNT" -I "$RS_BW_ITERS" \
+			--csv "$OUT/rstream/$v.csv" --json "$OUT/rstream/$v.json" \
+			> "$OUT/rstream/$v.txt" 2> "$OUT/rstream/$v.err"
+		rc=$?
+		[ "$rc" = 0 ] || say "rstream: $v exited $rc (see $OUT/rstream/$v.err)"
+	done
+	if command -v rstream > /dev/null; then
+		say "rstream: rsockets' rstream"
+		PAIR_DIR=$OUT/rstream
+		port=18500
+		for s in ${RS_SIZES//,/ }; do
+			port=$((port + 1))
+			run_pair rsockets_lat "$s" rstream -b "$ADDR" -p "$port" -S "$s" -C 1 -I "$RS_ITERS" \
+				-- rstream -s "$ADDR" -p "$port" -S "$s" -C 1 -I "$RS_ITERS"
+			port=$((port + 1))
+			run_pair rsockets_bw "$s" rstream -b "$ADDR" -p "$port" -S "$s" -C "$RS_COUNT" \
+				-I "$RS_BW_ITERS" -- rstream -s "$ADDR" -p "$port" -S "$s" -C "$RS_COUNT" \
+				-I "$RS_BW_ITERS"
+		done
+		unset PAIR_DIR
+	else
+		say "rstream: rsockets' rstream not installed (rdmacm-utils), skipped"
+	fi
+fi
 
 if has_part tools; then
 	mkdir -p "$OUT/tools"
@@ -150,10 +246,16 @@ if has_part tools; then
 		command -v fi_pingpong > /dev/null &&
 			run_pair fi_pingpong "$s" fi_pingpong -p verbs -e msg -I "$TOOL_ITERS" -S "$s" -B "$port" \
 				-- fi_pingpong -p verbs -e msg -I "$TOOL_ITERS" -S "$s" -P "$port" "$ADDR"
-		port=$((port + 1))
-		command -v rstream > /dev/null &&
-			run_pair rstream "$s" rstream -b "$ADDR" -p "$port" -S "$s" -C 1 -I "$TOOL_ITERS" \
-				-- rstream -s "$ADDR" -p "$port" -S "$s" -C 1 -I "$TOOL_ITERS"
+	done
+	# perftest's bandwidth tools, the same window (tx depth) as ours.
+	for s in $TOOL_BW_SIZES; do
+		say "tools: bandwidth $s B"
+		for t in ib_send_bw ib_write_bw; do
+			port=$((port + 1))
+			command -v $t > /dev/null &&
+				run_pair $t "$s" $t -d rxe0 -s "$s" -n "$BW_ITERS" -t "$BW_WINDOW" -p "$port" \
+					-- $t -d rxe0 -s "$s" -n "$BW_ITERS" -t "$BW_WINDOW" -p "$port" "$ADDR"
+		done
 	done
 fi
 
