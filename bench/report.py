@@ -4,6 +4,9 @@ CSV/JSON summaries and gnuplot PNGs.
 
     report.py OUT [--only latency|instructions] [--no-plots]
 
+Parts it reads (whatever exists): latency/, bw/, rstream/, tools/,
+callgrind/.
+
 OUT is the directory vm-session.sh wrote. Results go to OUT/summary/ and
 the tables to stdout (and OUT/summary/report.txt).
 """
@@ -19,6 +22,17 @@ import sys
 
 VARIANTS = ["rawverbs", "direct", "off", "upstream"]
 TESTS = ["send", "inject", "write", "writedata", "read", "atomic"]
+BW_TESTS = ["send_bw", "write_bw", "read_bw"]
+RS_VARIANTS = ["direct", "off"]
+MIB = 1048576 / 1e6   # perftest's MB/sec are MiB/s; ours are 10^6 B/s
+
+
+def fnum(x):
+    """A CSV field as float, or None when empty."""
+    try:
+        return float(x) if x not in (None, "") else None
+    except ValueError:
+        return None
 
 
 # --------------------------------------------------------------------------
@@ -34,10 +48,69 @@ def load_latency(out):
             for r in csv.DictReader(f):
                 key = (r["test"], int(r["bytes"]))
                 rows.setdefault(key, {})[v] = {
-                    k: float(r[k]) for k in r
-                    if k.endswith("_us") or k in ("usec_per_xfer", "mb_per_s")
+                    k: fnum(r[k]) for k in r
+                    if k.endswith("_us") or k in ("usec_per_xfer", "mb_per_s", "mmsg_per_s",
+                                                  "cycles_per_op", "instr_per_op")
                 }
     return rows
+
+
+def load_csv_rows(out, sub, variants):
+    """bw/<variant>.csv or rstream/<variant>.csv: (test, bytes) -> variant -> row."""
+    rows = {}
+    for v in variants:
+        path = os.path.join(out, sub, v + ".csv")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                rows.setdefault((r["test"], int(r["bytes"])), {})[v] = {
+                    k: fnum(r.get(k)) for k in (
+                        "t_min_us", "t_typical_us", "t_avg_us", "t_p99_us",
+                        "usec_per_xfer", "mb_per_s", "mmsg_per_s", "window",
+                        "cycles_per_op", "instr_per_op")}
+    return rows
+
+
+def parse_perftest_bw(path):
+    """perftest bandwidth: bytes iters peak avg msgrate; MB/sec are MiB/s,
+    converted here to 10^6 B/s."""
+    res = None
+    try:
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 5 and p[0].isdigit() and p[1].isdigit():
+                    try:
+                        res = {"mb_per_s": float(p[3]) * MIB, "mmsg_per_s": float(p[4])}
+                    except ValueError:
+                        continue
+    except OSError:
+        return None
+    return res
+
+
+def parse_rsockets(path):
+    """rsockets' rstream: a header line naming Gb/sec and usec/xfer, then
+    one line per test. Gb/sec counts both directions (10^9 bits)."""
+    res = None
+    try:
+        with open(path) as f:
+            hdr = None
+            for line in f:
+                p = line.split()
+                if "usec/xfer" in p and "Gb/sec" in p:
+                    hdr = p
+                    continue
+                if hdr and len(p) == len(hdr):
+                    try:
+                        res = {"usec_per_xfer": float(p[hdr.index("usec/xfer")]),
+                               "mb_per_s": float(p[hdr.index("Gb/sec")]) * 125.0}
+                    except ValueError:
+                        pass
+    except OSError:
+        return None
+    return res
 
 
 def parse_perftest(path):
@@ -85,12 +158,17 @@ def parse_usec_per_xfer(path, col_name="usec/xfer"):
 
 def load_tools(out):
     tools = {}
-    for path in glob.glob(os.path.join(out, "tools", "*.txt")):
+    for path in (glob.glob(os.path.join(out, "tools", "*.txt")) +
+                 glob.glob(os.path.join(out, "rstream", "rsockets_*.txt"))):
         m = re.match(r"(.+)-(\d+)\.txt$", os.path.basename(path))
         if not m:
             continue
         name, size = m.group(1), int(m.group(2))
-        if name.startswith("ib_"):
+        if name.startswith("rsockets"):
+            r = parse_rsockets(path)
+        elif name.endswith("_bw"):
+            r = parse_perftest_bw(path)
+        elif name.startswith("ib_"):
             r = parse_perftest(path)
         else:
             r = parse_usec_per_xfer(path)
@@ -117,7 +195,7 @@ def latency_tables(lat, tools):
     lines.append("usec/xfer (mean of the whole loop per transfer, fabtests style), next to our")
     lines.append("own usec/xfer column (u/x) for the same variant.")
     # which external tool pairs with which test
-    ext = {"send": ["ib_send_lat", "fi_pingpong", "rstream"], "write": ["ib_write_lat"]}
+    ext = {"send": ["ib_send_lat", "fi_pingpong"], "write": ["ib_write_lat"]}
     for t in TESTS:
         sizes = sorted(s for (tt, s) in lat if tt == t)
         if not sizes:
@@ -180,6 +258,174 @@ def latency_tables(lat, tools):
                 tr = tools.get(tc, {}).get(s)
                 line += " %12s" % ("%.2f" % tr["t_min_us"] if tr and "t_min_us" in tr else "-")
             lines.append(line)
+    return lines
+
+
+def bw_tables(bw, tools):
+    lines = ["Bandwidth and message rate: a window of operations in flight (see the",
+             "window column), one-way stream; MB/s = 10^6 bytes/s; (x) = ratio to raw",
+             "verbs. ib_*_bw: perftest's BW average converted from MiB/s, same window",
+             "(tx depth), its default completion moderation."]
+    ext = {"send_bw": "ib_send_bw", "write_bw": "ib_write_bw"}
+    for t in BW_TESTS:
+        sizes = sorted(s for (tt, s) in bw if tt == t)
+        if not sizes:
+            continue
+        cols = [v for v in VARIANTS if any(v in bw[(t, s)] for s in sizes)]
+        tc = ext.get(t)
+        lines.append("")
+        lines.append("%-9s %8s %6s" % (t, "bytes", "window") +
+                     "".join(" %9s %7s" % (v, "(x)") for v in cols) +
+                     (" %11s" % tc if tc else "") + "   Mmsg/s " + " ".join(cols))
+        for s in sizes:
+            row = bw[(t, s)]
+            base = row.get("rawverbs", {}).get("mb_per_s")
+            win = next((r.get("window") for r in row.values() if r.get("window")), None)
+            line = "%-9s %8d %6s" % ("", s, "%d" % win if win else "-")
+            for v in cols:
+                x = row.get(v, {}).get("mb_per_s")
+                r = ratio(x, base)
+                line += " %s %7s" % (fmt(x, 9, 3), ("%.2fx" % r) if r else "-")
+            if tc:
+                tr = tools.get(tc, {}).get(s)
+                line += " %11s" % ("%.2f" % tr["mb_per_s"] if tr else "-")
+            line += "   " + " ".join(fmt(row.get(v, {}).get("mmsg_per_s"), 7, 4) for v in cols)
+            lines.append(line)
+    return lines
+
+
+def rstream_tables(rs, tools):
+    lines = ["rstream: FI_EP_SOCK_STREAM (fd_rstream) and rsockets' rstream tool on the",
+             "same link, the same exchange: per iteration C transfers of S bytes each",
+             "way. Latency (C = 1): usec/xfer = loop time / transfers (both tools'",
+             "statistic; ours also gives the median one-way t_typical). Bandwidth:",
+             "MB/s (10^6) over both directions, as rstream's Gb/sec. (x) = ratio to",
+             "rsockets (there is no raw-verbs stream)."]
+    for test, tool, key, label in (("rstream", "rsockets_lat", "usec_per_xfer", "usec/xfer"),
+                                   ("rstream_bw", "rsockets_bw", "mb_per_s", "MB/s")):
+        sizes = sorted({s for (t, s) in rs if t == test} |
+                       set(tools.get(tool, {}).keys()))
+        if not sizes:
+            continue
+        lines.append("")
+        hdr = "%-10s %8s %10s" % (test, "bytes", "rsockets")
+        hdr += "".join(" %9s %7s" % (v, "(x)") for v in RS_VARIANTS)
+        if test == "rstream":
+            hdr += "   t_typical " + " ".join(RS_VARIANTS)
+        lines.append(hdr + "   (" + label + ")")
+        for s in sizes:
+            base = tools.get(tool, {}).get(s, {}).get(key)
+            line = "%-10s %8d %10s" % ("", s, fmt(base, 10))
+            for v in RS_VARIANTS:
+                x = rs.get((test, s), {}).get(v, {}).get(key)
+                r = ratio(x, base)
+                line += " %s %7s" % (fmt(x), ("%.2fx" % r) if r else "-")
+            if test == "rstream":
+                line += "   " + " ".join(fmt(rs.get((test, s), {}).get(v, {}).get("t_typical_us"))
+                                         for v in RS_VARIANTS)
+            lines.append(line)
+    return lines
+
+
+def perf_table(lat, bw):
+    """Cycles and instructions per op from perf_event_open, when there were
+    hardware counters."""
+    rows = []
+    for src in (lat, bw):
+        for (t, s), by in sorted(src.items()):
+            for v in VARIANTS:
+                r = by.get(v, {})
+                if r.get("cycles_per_op") is not None:
+                    rows.append((t, s, v, r["cycles_per_op"], r["instr_per_op"]))
+    lines = ["Hardware counters (perf_event_open around each measured loop, user space,",
+             "per iteration or per bandwidth message):"]
+    if not rows:
+        return lines + ["  not available on this machine (no hardware counters: a VM without",
+                        "  a virtual PMU, or perf_event_paranoid too high); callgrind's counts",
+                        "  below are the instruction measure."]
+    lines.append("%-10s %8s %-9s %10s %10s" % ("test", "bytes", "variant", "cycles/op", "instr/op"))
+    for t, s, v, c, i in rows:
+        lines.append("%-10s %8d %-9s %10.1f %10.1f" % (t, s, v, c, i))
+    return lines
+
+
+def pick_sizes(sizes, want=(1, 64, 4096, 65536)):
+    got = [s for s in want if s in sizes]
+    return got or sorted(sizes)[:4]
+
+
+def comparison_table(lat, bw, rs, tools, ins):
+    """The one table: every measurement against raw verbs (rstream against
+    rsockets), the external tools in the same rows."""
+    lines = ["Comparison: ratios against raw verbs (rstream rows: against rsockets'",
+             "rstream). lat = one-way t_typical us (read: round trip), bw = MB/s,",
+             "instr = callgrind user-space instructions per round trip (client).",
+             "Lower is better for lat and instr, higher for bw.", ""]
+    lines.append("%-24s %8s %10s %16s %16s %16s   %s" % (
+        "metric", "bytes", "rawverbs", "direct", "off", "upstream", "external tools"))
+
+    def cell(x, base):
+        r = ratio(x, base)
+        if x is None:
+            return "%16s" % "-"
+        return "%16s" % ("%.2f %s" % (x, "(%.2fx)" % r if r else ""))
+
+    def exts(pairs, base):
+        out = []
+        for name, x in pairs:
+            if x is None:
+                continue
+            r = ratio(x, base)
+            out.append("%s %.2f%s" % (name, x, " (%.2fx)" % r if r else ""))
+        return "  ".join(out)
+
+    for t, tool_names in (("send", ["ib_send_lat"]), ("write", ["ib_write_lat"]), ("read", [])):
+        sizes = sorted(s for (tt, s) in lat if tt == t)
+        for s in pick_sizes(sizes):
+            row = lat[(t, s)]
+            base = row.get("rawverbs", {}).get("t_typical_us")
+            pairs = [(n, tools.get(n, {}).get(s, {}).get("t_typical_us")) for n in tool_names]
+            if t == "send":
+                pairs.append(("fi_pingpong[usec/xfer]",
+                              tools.get("fi_pingpong", {}).get(s, {}).get("usec_per_xfer")))
+            lines.append("%-24s %8d %10s %s %s %s   %s" % (
+                "lat " + t, s, fmt(base, 10),
+                cell(row.get("direct", {}).get("t_typical_us"), base),
+                cell(row.get("off", {}).get("t_typical_us"), base),
+                cell(row.get("upstream", {}).get("t_typical_us"), base),
+                exts(pairs, base)))
+    for t in BW_TESTS:
+        sizes = sorted(s for (tt, s) in bw if tt == t)
+        tn = {"send_bw": "ib_send_bw", "write_bw": "ib_write_bw"}.get(t)
+        for s in pick_sizes(sizes):
+            row = bw[(t, s)]
+            base = row.get("rawverbs", {}).get("mb_per_s")
+            pairs = [(tn, tools.get(tn, {}).get(s, {}).get("mb_per_s"))] if tn else []
+            lines.append("%-24s %8d %10s %s %s %s   %s" % (
+                "bw " + t, s, fmt(base, 10),
+                cell(row.get("direct", {}).get("mb_per_s"), base),
+                cell(row.get("off", {}).get("mb_per_s"), base),
+                cell(row.get("upstream", {}).get("mb_per_s"), base), exts(pairs, base)))
+    for test, tool, key, label in (("rstream", "rsockets_lat", "usec_per_xfer", "rstream usec/xfer"),
+                                   ("rstream_bw", "rsockets_bw", "mb_per_s", "rstream MB/s")):
+        sizes = sorted({s for (t, s) in rs if t == test} | set(tools.get(tool, {})))
+        for s in pick_sizes(sizes):
+            base = tools.get(tool, {}).get(s, {}).get(key)
+            lines.append("%-24s %8d %10s %s %s %16s   %s" % (
+                label, s, "-",
+                cell(rs.get((test, s), {}).get("direct", {}).get(key), base),
+                cell(rs.get((test, s), {}).get("off", {}).get(key), base), "-",
+                "rsockets %s" % fmt(base, 0) if base is not None else ""))
+    byk = {}
+    for r in ins:
+        if r["side"] == "client":
+            byk.setdefault((r["test"], r["bytes"]), {})[r["variant"]] = r["round_trip"]
+    for (t, s) in sorted(byk, key=lambda k: (TESTS.index(k[0]) if k[0] in TESTS else 99, k[1])):
+        row = byk[(t, s)]
+        base = row.get("rawverbs")
+        lines.append("%-24s %8d %10s %s %s %s" % (
+            "instr " + t, s, fmt(base, 10, 0), cell(row.get("direct"), base),
+            cell(row.get("off"), base), cell(row.get("upstream"), base)))
     return lines
 
 
@@ -317,6 +563,21 @@ def write_latency_csv(path, lat, tools):
                             r.get("t_min_us", ""), r.get("usec_per_xfer", ""), ""])
 
 
+def write_rows_csv(path, rows, tools, tool_names):
+    """bandwidth.csv / rstream.csv: our variants' rows, then the tools'."""
+    keys = ["usec_per_xfer", "mb_per_s", "mmsg_per_s", "t_typical_us", "window",
+            "cycles_per_op", "instr_per_op"]
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["source", "test", "bytes"] + keys)
+        for (t, s) in sorted(rows):
+            for v, r in sorted(rows[(t, s)].items()):
+                w.writerow([v, t, s] + ["" if r.get(k) is None else r.get(k) for k in keys])
+        for name in tool_names:
+            for s, r in sorted(tools.get(name, {}).items()):
+                w.writerow([name, name, s] + ["" if r.get(k) is None else r.get(k) for k in keys])
+
+
 def write_instr_csv(path, ins):
     keys = ["variant", "side", "test", "bytes", "iters", "posts", "recv_posts", "reaps",
             "empties", "post", "recv_post", "reap", "empty_poll", "round_trip", "bracket",
@@ -328,7 +589,7 @@ def write_instr_csv(path, ins):
             w.writerow({k: (("%.1f" % r[k]) if isinstance(r[k], float) else r[k]) for k in keys})
 
 
-def plots(summary, lat, tools, ins):
+def plots(summary, lat, tools, ins, bw=None, rs=None):
     gp = shutil.which("gnuplot")
     if not gp:
         print("report: gnuplot not installed, no PNGs (apt-get install gnuplot-nox)",
@@ -361,6 +622,50 @@ def plots(summary, lat, tools, ins):
         cols = ["'%s' using 1:%d with linespoints title '%s'" % (dat, i + 2, name)
                 for i, name in enumerate(series + extra)]
         script.append("plot " + ", ".join(cols))
+        made.append(png)
+    # bandwidth vs size, one plot per test
+    bw = bw or {}
+    for t in BW_TESTS:
+        sizes = sorted(s for (tt, s) in bw if tt == t)
+        if not sizes:
+            continue
+        series = [v for v in VARIANTS if any(v in bw[(t, s)] for s in sizes)]
+        extra = {"send_bw": ["ib_send_bw"], "write_bw": ["ib_write_bw"]}.get(t, [])
+        dat = os.path.join(summary, "bw-%s.dat" % t)
+        with open(dat, "w") as f:
+            f.write("# bytes " + " ".join(series + extra) + "\n")
+            for s in sizes:
+                vals = [bw[(t, s)].get(v, {}).get("mb_per_s") for v in series]
+                vals += [tools.get(e, {}).get(s, {}).get("mb_per_s") for e in extra]
+                f.write("%d %s\n" % (s, " ".join("-" if x is None else "%.4f" % x for x in vals)))
+        png = os.path.join(summary, "bw-%s.png" % t)
+        script += ["set output '%s'" % png,
+                   "set title 'Soft-RoCE (TCG VM) %s bandwidth, window of operations in flight'" % t,
+                   "set ylabel 'MB/s (10^6 bytes)'",
+                   "plot " + ", ".join("'%s' using 1:%d with linespoints title '%s'" % (dat, i + 2, n)
+                                       for i, n in enumerate(series + extra))]
+        made.append(png)
+    # rstream: latency (usec/xfer) and bandwidth vs size, ours and rsockets'
+    rs = rs or {}
+    for test, tool, key, ylabel, name in (
+            ("rstream", "rsockets_lat", "usec_per_xfer", "usec/xfer (C = 1)", "rstream-latency"),
+            ("rstream_bw", "rsockets_bw", "mb_per_s", "MB/s, both directions", "rstream-bw")):
+        sizes = sorted({s for (t, s) in rs if t == test} | set(tools.get(tool, {})))
+        if not sizes:
+            continue
+        dat = os.path.join(summary, name + ".dat")
+        with open(dat, "w") as f:
+            f.write("# bytes " + " ".join(RS_VARIANTS) + " rsockets\n")
+            for s in sizes:
+                vals = [rs.get((test, s), {}).get(v, {}).get(key) for v in RS_VARIANTS]
+                vals.append(tools.get(tool, {}).get(s, {}).get(key))
+                f.write("%d %s\n" % (s, " ".join("-" if x is None else "%.4f" % x for x in vals)))
+        png = os.path.join(summary, name + ".png")
+        script += ["set output '%s'" % png,
+                   "set title 'Soft-RoCE (TCG VM) %s: fd_rstream vs rsockets rstream'" % test,
+                   "set ylabel '%s'" % ylabel,
+                   "plot " + ", ".join("'%s' using 1:%d with linespoints title '%s'" % (dat, i + 2, n)
+                                       for i, n in enumerate(RS_VARIANTS + ["rsockets"]))]
         made.append(png)
     # instructions per round trip, client side, grouped by test
     rows = {}
@@ -411,7 +716,7 @@ def main():
     summary = os.path.join(a.out, "summary")
     os.makedirs(summary, exist_ok=True)
     report = []
-    lat, tools, ins = {}, {}, []
+    lat, tools, ins, bw, rs = {}, {}, [], {}, {}
     for name, label in (("build.txt", "Build"), ("session.txt", "Session")):
         path = os.path.join(a.out, name)
         if os.path.exists(path):
@@ -420,30 +725,53 @@ def main():
     if a.only != "instructions":
         lat = load_latency(a.out)
         tools = load_tools(a.out)
+        bw = load_csv_rows(a.out, "bw", VARIANTS)
+        rs = load_csv_rows(a.out, "rstream", RS_VARIANTS)
         if lat or tools:
             report += latency_tables(lat, tools)
             report.append("")
             write_latency_csv(os.path.join(summary, "latency.csv"), lat, tools)
+        if bw:
+            report += bw_tables(bw, tools)
+            report.append("")
+            write_rows_csv(os.path.join(summary, "bandwidth.csv"), bw, tools,
+                           ["ib_send_bw", "ib_write_bw"])
+        if rs or any(k.startswith("rsockets") for k in tools):
+            report += rstream_tables(rs, tools)
+            report.append("")
+            write_rows_csv(os.path.join(summary, "rstream.csv"), rs, tools,
+                           ["rsockets_lat", "rsockets_bw"])
+        if lat or bw:
+            report += perf_table(lat, bw)
+            report.append("")
     if a.only != "latency":
         ins = instructions(a.out)
         if ins:
             report += instruction_table(ins, "client")
             report += instruction_table(ins, "server")
             write_instr_csv(os.path.join(summary, "instructions.csv"), ins)
+    if lat or bw or rs or ins:
+        report += comparison_table(lat, bw, rs, tools, ins)
+        report.append("")
     with open(os.path.join(summary, "results.json"), "w") as f:
         json.dump({
+            "bandwidth": [dict(source=v, test=t, bytes=s, **r)
+                          for (t, s), by in sorted(bw.items()) for v, r in by.items()],
+            "rstream": [dict(source=v, test=t, bytes=s, **r)
+                        for (t, s), by in sorted(rs.items()) for v, r in by.items()],
             "latency": [dict(source=v, test=t, bytes=s, **r)
                         for (t, s), by in sorted(lat.items()) for v, r in by.items()],
             "tools": [dict(source=n, bytes=s, **r) for n, by in sorted(tools.items())
                       for s, r in sorted(by.items())],
             "instructions": ins,
         }, f, indent=1)
-    pngs = [] if a.no_plots else plots(summary, lat, tools, ins)
+    pngs = [] if a.no_plots else plots(summary, lat, tools, ins, bw, rs)
     text = "\n".join(report) + "\n"
     with open(os.path.join(summary, "report.txt"), "w") as f:
         f.write(text)
     sys.stdout.write(text)
-    written = [n for n in ("report.txt", "latency.csv", "instructions.csv", "results.json")
+    written = [n for n in ("report.txt", "latency.csv", "bandwidth.csv", "rstream.csv",
+                           "instructions.csv", "results.json")
                if os.path.exists(os.path.join(summary, n))] + [os.path.basename(p) for p in pngs]
     print("written to %s: %s" % (summary, ", ".join(written)))
     return 0
