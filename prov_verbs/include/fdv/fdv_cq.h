@@ -13,11 +13,17 @@
 
 FDV_EXTERN_C_BEGIN
 
-/* wr_id of a work request whose completion the user did not ask for (an
- * inject, a selective-completion op without FI_COMPLETION, or the periodic
- * signaled request that lets the driver reclaim send-queue slots). A user
- * context equal to this value would be meaningless: it is not a pointer any
- * allocation can return. */
+/* wr_ids the library gives its own requests live at the very top of the
+ * 64-bit range, which is kernel address space on every platform verbs runs
+ * on: no user context (a pointer, or a small cookie) can fall there. One
+ * compare against FDV_WR_ID_TAGGED (an immediate, no memory load) then
+ * tells a plain user request from every library-owned one, which is all
+ * the inline read loop needs to decide.
+ *
+ * FDV_WR_ID_SILENT marks a request whose completion the user did not ask
+ * for (an inject, a selective-completion op without FI_COMPLETION, or the
+ * periodic signaled request that lets the driver reclaim send-queue
+ * slots). The FDV_WR_SLOTS values below it name completion slots. */
 #define FDV_WR_ID_SILENT UINT64_MAX
 
 /* Completions polled from the device per fi_cq_read call at most: a stack
@@ -26,9 +32,8 @@ FDV_EXTERN_C_BEGIN
 
 /* A request whose completion must report other flags than its verbs
  * opcode implies (a non-fetching atomic is a fetch-add or an RDMA write
- * underneath) carries as wr_id the address of one of these slots, which
- * holds the user's context and the flags. The slots belong to the library,
- * so no user context can be mistaken for one. A slot is reused after
+ * underneath) carries as wr_id FDV_WR_ID_TAGGED + i, naming slot i, which
+ * holds the user's context and the flags. A slot is reused after
  * FDV_WR_SLOTS more such requests: far more than can be outstanding on the
  * send queues of one process. */
 struct fdv_wr_slot {
@@ -37,9 +42,11 @@ struct fdv_wr_slot {
 };
 
 #define FDV_WR_SLOTS 65536
+#define FDV_WR_ID_TAGGED (UINT64_MAX - FDV_WR_SLOTS)
 extern struct fdv_wr_slot fdv_wr_slots[FDV_WR_SLOTS];
 extern unsigned int fdv_wr_slot_next;
 
+/* Returns what the request passes as its context: the slot's wr_id. */
 FDV_INLINE void *fdv_wr_slot_take(void *context, uint64_t flags)
 {
 	unsigned int i = __atomic_fetch_add(&fdv_wr_slot_next, 1, __ATOMIC_RELAXED) %
@@ -47,15 +54,13 @@ FDV_INLINE void *fdv_wr_slot_take(void *context, uint64_t flags)
 
 	fdv_wr_slots[i].context = context;
 	fdv_wr_slots[i].flags = flags;
-	return &fdv_wr_slots[i];
+	return (void *)(uintptr_t)(FDV_WR_ID_TAGGED + i);
 }
 
 FDV_INLINE const struct fdv_wr_slot *fdv_wr_slot_of(uint64_t wr_id)
 {
-	uintptr_t off = (uintptr_t)wr_id - (uintptr_t)fdv_wr_slots;
-
-	return off < sizeof(fdv_wr_slots) ?
-		(const struct fdv_wr_slot *)(uintptr_t)wr_id : NULL;
+	return wr_id >= FDV_WR_ID_TAGGED && wr_id != FDV_WR_ID_SILENT ?
+		&fdv_wr_slots[wr_id - FDV_WR_ID_TAGGED] : NULL;
 }
 
 struct fdv_cq {
@@ -113,30 +118,6 @@ FDV_INLINE uint64_t fdv_wc_flags(const struct ibv_wc *wc)
 	}
 }
 
-/* A completion's context and flags: the request's own, or its slot's. Only
- * fetch-adds and RDMA writes can carry a slot, so other opcodes skip the
- * range test. */
-FDV_INLINE const struct fdv_wr_slot *fdv_wc_slot(const struct ibv_wc *wc)
-{
-	if (fdv_unlikely(wc->opcode == IBV_WC_FETCH_ADD || wc->opcode == IBV_WC_RDMA_WRITE))
-		return fdv_wr_slot_of(wc->wr_id);
-	return NULL;
-}
-
-FDV_INLINE void *fdv_wc_context(const struct ibv_wc *wc)
-{
-	const struct fdv_wr_slot *slot = fdv_wc_slot(wc);
-
-	return slot ? slot->context : (void *)(uintptr_t)wc->wr_id;
-}
-
-FDV_INLINE uint64_t fdv_wc_all_flags(const struct ibv_wc *wc)
-{
-	const struct fdv_wr_slot *slot = fdv_wc_slot(wc);
-
-	return slot ? slot->flags : fdv_wc_flags(wc);
-}
-
 /* Send-side byte_len is undefined in verbs: only receives report one. */
 FDV_INLINE size_t fdv_wc_len(const struct ibv_wc *wc)
 {
@@ -149,27 +130,30 @@ FDV_INLINE uint64_t fdv_wc_data(const struct ibv_wc *wc)
 }
 
 /* Write one successful completion in the CQ's format, computing only the
- * fields that format has: a CONTEXT CQ pays for the context alone. */
-FDV_INLINE void fdv_cq_fill(uint32_t format, void *buf, size_t i,
-			    const struct ibv_wc *wc)
+ * fields that format has: a CONTEXT CQ pays for the context alone.
+ * context and flags come from the caller, which knows whether the request
+ * carried a slot (the inline loop only sees requests that did not). */
+FDV_INLINE void fdv_cq_fill_as(uint32_t format, void *buf, size_t i,
+			       const struct ibv_wc *wc, void *context,
+			       uint64_t flags)
 {
 	switch (format) {
 	case FI_CQ_FORMAT_CONTEXT: {
 		struct fi_cq_entry *e = (struct fi_cq_entry *)buf + i;
-		e->op_context = fdv_wc_context(wc);
+		e->op_context = context;
 		break;
 	}
 	case FI_CQ_FORMAT_MSG: {
 		struct fi_cq_msg_entry *e = (struct fi_cq_msg_entry *)buf + i;
-		e->op_context = fdv_wc_context(wc);
-		e->flags = fdv_wc_all_flags(wc);
+		e->op_context = context;
+		e->flags = flags;
 		e->len = fdv_wc_len(wc);
 		break;
 	}
 	case FI_CQ_FORMAT_DATA: {
 		struct fi_cq_data_entry *e = (struct fi_cq_data_entry *)buf + i;
-		e->op_context = fdv_wc_context(wc);
-		e->flags = fdv_wc_all_flags(wc);
+		e->op_context = context;
+		e->flags = flags;
 		e->len = fdv_wc_len(wc);
 		e->buf = NULL;
 		e->data = fdv_wc_data(wc);
@@ -177,8 +161,8 @@ FDV_INLINE void fdv_cq_fill(uint32_t format, void *buf, size_t i,
 	}
 	default: { /* FI_CQ_FORMAT_TAGGED: validated at open */
 		struct fi_cq_tagged_entry *e = (struct fi_cq_tagged_entry *)buf + i;
-		e->op_context = fdv_wc_context(wc);
-		e->flags = fdv_wc_all_flags(wc);
+		e->op_context = context;
+		e->flags = flags;
 		e->len = fdv_wc_len(wc);
 		e->buf = NULL;
 		e->data = fdv_wc_data(wc);
@@ -188,42 +172,87 @@ FDV_INLINE void fdv_cq_fill(uint32_t format, void *buf, size_t i,
 	}
 }
 
+/* Any successful completion, slot or not (the library's slow paths). */
+FDV_INLINE void fdv_cq_fill(uint32_t format, void *buf, size_t i,
+			    const struct ibv_wc *wc)
+{
+	const struct fdv_wr_slot *slot = fdv_wr_slot_of(wc->wr_id);
+
+	if (slot)
+		fdv_cq_fill_as(format, buf, i, wc, slot->context, slot->flags);
+	else
+		fdv_cq_fill_as(format, buf, i, wc, (void *)(uintptr_t)wc->wr_id,
+			       format == FI_CQ_FORMAT_CONTEXT ? 0 : fdv_wc_flags(wc));
+}
+
+/* The inline loop for one format, which the caller passes as a constant:
+ * each format gets its own loop with no format test inside. An entry
+ * leaves the loop when it failed or is not a plain user request (silent,
+ * or carrying a slot): one status test and one compare against an
+ * immediate per entry on the common path. */
+FDV_INLINE ssize_t fdv_cq_reap(struct fdv_cq *cq, const uint32_t format,
+			       struct ibv_wc *wc, int n, void *buf,
+			       fi_addr_t *src_addr)
+{
+	for (int i = 0; i < n; i++) {
+		if (fdv_unlikely(wc[i].status != IBV_WC_SUCCESS ||
+				 wc[i].wr_id >= FDV_WR_ID_TAGGED))
+			return fdv_cq_deliver_slow(cq, wc + i, n - i, buf,
+						   (size_t)i, src_addr);
+		fdv_cq_fill_as(format, buf, (size_t)i, &wc[i],
+			       (void *)(uintptr_t)wc[i].wr_id,
+			       format == FI_CQ_FORMAT_CONTEXT ? 0 : fdv_wc_flags(&wc[i]));
+		if (src_addr)
+			src_addr[i] = FI_ADDR_NOTAVAIL;
+	}
+	return n;
+}
+
 FDV_INLINE ssize_t fdv_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 				   size_t count, fi_addr_t *src_addr)
 {
 	struct fdv_cq *cq = fdv_cq_of(cq_fid);
 	struct ibv_wc wc[FDV_CQ_BATCH];
-	int n, i;
+	ssize_t ret;
+	int n;
 
+	fdv_lock(&cq->lock);
+	/* Tested before the asm below, so a caller's stack buffer (never
+	 * NULL) and a constant count fold the test away. */
+	if (fdv_unlikely(cq->backlog || !count || !buf)) {
+		fdv_unlock(&cq->lock);
+		return fdv_cq_read_slow(cq, buf, count, src_addr);
+	}
 	/* The entry size follows the CQ's format, known only at run time.
 	 * Once inlined, the compiler would check the caller's buffer against
 	 * every format's size and warn about formats this CQ does not have;
 	 * an empty asm hides the buffer's origin and costs no instruction. */
 	__asm__("" : "+r"(buf));
-	fdv_lock(&cq->lock);
-	if (fdv_unlikely(cq->backlog || !count || !buf)) {
-		fdv_unlock(&cq->lock);
-		return fdv_cq_read_slow(cq, buf, count, src_addr);
-	}
 	n = ibv_poll_cq(cq->ibcq, count < FDV_CQ_BATCH ? (int)count : FDV_CQ_BATCH, wc);
-	for (i = 0; i < n; i++) {
-		/* Errors and silent completions leave the loop together:
-		 * one predictable test per entry on the common path. */
-		if (fdv_unlikely(wc[i].status != IBV_WC_SUCCESS ||
-				 wc[i].wr_id == FDV_WR_ID_SILENT)) {
-			ssize_t ret = fdv_cq_deliver_slow(cq, wc + i, n - i, buf,
-							  (size_t)i, src_addr);
-			fdv_unlock(&cq->lock);
-			return ret;
-		}
-		fdv_cq_fill(cq->format, buf, (size_t)i, &wc[i]);
-		if (src_addr)
-			src_addr[i] = FI_ADDR_NOTAVAIL;
+	/* An empty poll, the commonest call of all, leaves before the
+	 * format dispatch. */
+	if (fdv_unlikely(n <= 0)) {
+		fdv_unlock(&cq->lock);
+		return n == 0 ? -FI_EAGAIN : fdv_cq_poll_failed(cq, n);
+	}
+	/* The format is tested once per call, outside the per-entry loop;
+	 * CONTEXT, the cheapest and most common, first (a switch would let
+	 * the compiler test it last). */
+	if (cq->format == FI_CQ_FORMAT_CONTEXT) {
+		ret = fdv_cq_reap(cq, FI_CQ_FORMAT_CONTEXT, wc, n, buf, src_addr);
+	} else switch (cq->format) {
+	case FI_CQ_FORMAT_MSG:
+		ret = fdv_cq_reap(cq, FI_CQ_FORMAT_MSG, wc, n, buf, src_addr);
+		break;
+	case FI_CQ_FORMAT_DATA:
+		ret = fdv_cq_reap(cq, FI_CQ_FORMAT_DATA, wc, n, buf, src_addr);
+		break;
+	default:
+		ret = fdv_cq_reap(cq, FI_CQ_FORMAT_TAGGED, wc, n, buf, src_addr);
+		break;
 	}
 	fdv_unlock(&cq->lock);
-	if (fdv_likely(n > 0))
-		return n;
-	return n == 0 ? -FI_EAGAIN : fdv_cq_poll_failed(cq, n);
+	return ret;
 }
 
 FDV_INLINE ssize_t fdv_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)

@@ -19,19 +19,22 @@ FDV_INLINE ssize_t fdv_msg_send_one(struct fdv_ep *ep, const void *buf,
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
 
-	if (fdv_unlikely((!buf && len) || len > FDV_MAX_MSG_SIZE))
-		return fdv_ep_bad_request(ep, "send buffer or length");
-	sge.addr = (uintptr_t)buf;
-	sge.length = (uint32_t)len;
-	if (len <= ep->inject_size) {
+	/* The inline decision comes first: a length within inject_size is
+	 * within every other limit too, so the small sends this build is
+	 * for test only for a NULL buffer. */
+	if (fdv_likely(len <= ep->inject_size)) {
+		if (fdv_unlikely(!buf) && len)
+			return fdv_ep_bad_request(ep, "send buffer or length");
 		sge.lkey = 0;
 		wr.send_flags = IBV_SEND_INLINE;
 	} else {
-		if (fdv_unlikely(!desc))
-			return fdv_ep_bad_request(ep, "send without a descriptor");
+		if (fdv_unlikely(!buf || !desc || len > FDV_MAX_MSG_SIZE))
+			return fdv_ep_bad_request(ep, "send buffer, length or descriptor");
 		sge.lkey = fdv_desc_lkey(desc);
 		wr.send_flags = 0;
 	}
+	sge.addr = (uintptr_t)buf;
+	sge.length = (uint32_t)len;
 	wr.sg_list = &sge;
 	wr.num_sge = len ? 1 : 0;
 	wr.opcode = opcode;
@@ -162,13 +165,19 @@ FDV_INLINE ssize_t fdv_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct ibv_recv_wr wr;
 
 	(void)src_addr;
-	if (fdv_unlikely(len && (!buf || !desc || len > FDV_MAX_MSG_SIZE)))
-		return fdv_ep_bad_request(ep, "receive buffer, length or descriptor");
+	/* A real buffer is the common case and gets the straight line. */
+	if (fdv_likely(len)) {
+		if (fdv_unlikely(!buf || !desc || len > FDV_MAX_MSG_SIZE))
+			return fdv_ep_bad_request(ep, "receive buffer, length or descriptor");
+		sge.lkey = fdv_desc_lkey(desc);
+		wr.num_sge = 1;
+	} else {
+		sge.lkey = 0;
+		wr.num_sge = 0;
+	}
 	sge.addr = (uintptr_t)buf;
 	sge.length = (uint32_t)len;
-	sge.lkey = len ? fdv_desc_lkey(desc) : 0;
 	wr.sg_list = &sge;
-	wr.num_sge = len ? 1 : 0;
 	return fdv_ep_post_recv(ep, &wr, ep->rx_comp, context);
 }
 

@@ -41,15 +41,26 @@ FDV_INLINE ssize_t fdv_rma_one(struct fdv_ep *ep, const void *buf, size_t len,
 			       uint64_t want_comp, void *context)
 {
 	struct ibv_sge sge;
-	int inl = opcode != IBV_WR_RDMA_READ && len <= ep->inject_size;
+	int inl;
 
-	if (fdv_unlikely((!buf && len) || len > FDV_MAX_MSG_SIZE))
-		return fdv_ep_bad_request(ep, "RMA buffer or length");
-	if (fdv_unlikely(!inl && len && !desc))
-		return fdv_ep_bad_request(ep, "RMA without a descriptor");
+	/* As for sends: the inline case first, where only a NULL buffer
+	 * needs testing; reads never go inline. */
+	if (opcode != IBV_WR_RDMA_READ && fdv_likely(len <= ep->inject_size)) {
+		if (fdv_unlikely(!buf) && len)
+			return fdv_ep_bad_request(ep, "RMA buffer or length");
+		sge.lkey = 0;
+		inl = 1;
+	} else if (fdv_likely(len)) {
+		if (fdv_unlikely(!buf || !desc || len > FDV_MAX_MSG_SIZE))
+			return fdv_ep_bad_request(ep, "RMA buffer, length or descriptor");
+		sge.lkey = fdv_desc_lkey(desc);
+		inl = 0;
+	} else {
+		sge.lkey = 0;
+		inl = 0;
+	}
 	sge.addr = (uintptr_t)buf;
 	sge.length = (uint32_t)len;
-	sge.lkey = inl || !len ? 0 : fdv_desc_lkey(desc);
 	return fdv_rma_post(ep, &sge, len ? 1 : 0, inl, opcode, addr, key,
 			    imm_be, want_comp, context);
 }
