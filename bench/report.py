@@ -368,7 +368,7 @@ def comparison_table(lat, bw, rs, tools, ins):
         r = ratio(x, base)
         if x is None:
             return "%16s" % "-"
-        return "%16s" % ("%.2f %s" % (x, "(%.2fx)" % r if r else ""))
+        return "%16s" % ("%.4g %s" % (x, "(%.2fx)" % r if r else ""))
 
     def exts(pairs, base):
         out = []
@@ -376,7 +376,7 @@ def comparison_table(lat, bw, rs, tools, ins):
             if x is None:
                 continue
             r = ratio(x, base)
-            out.append("%s %.2f%s" % (name, x, " (%.2fx)" % r if r else ""))
+            out.append("%s %.4g%s" % (name, x, " (%.2fx)" % r if r else ""))
         return "  ".join(out)
 
     for t, tool_names in (("send", ["ib_send_lat"]), ("write", ["ib_write_lat"]), ("read", [])):

@@ -20,8 +20,9 @@
 #    JSON and PNG plots to the output directory (default
 #    build/bench-results).
 #
-# Default run: latency 1 B..64 KiB x 1000 iterations, bandwidth six sizes up
-# to 64 KiB x 500 messages; about 25-30 minutes on a 2-core machine through
+# Default run: nine sizes 1 B..64 KiB (every fourth power of two) x 300
+# iterations for latency, five sizes x 300 messages for bandwidth and
+# rstream; about 12 minutes (build included) on a 2-core machine through
 # the TCG VM. --full: 1 B..4 MiB, 5000 iterations (hours under TCG).
 # BENCH_* variables in the environment override sizes and counts (see
 # vm-session.sh); the VM inherits the environment.
