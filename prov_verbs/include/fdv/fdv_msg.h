@@ -165,15 +165,22 @@ FDV_INLINE ssize_t fdv_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct ibv_recv_wr wr;
 
 	(void)src_addr;
-	/* A real buffer is the common case and gets the straight line. */
-	if (fdv_likely(len)) {
-		if (fdv_unlikely(!buf || !desc || len > FDV_MAX_MSG_SIZE))
-			return fdv_ep_bad_request(ep, "receive buffer, length or descriptor");
+	/* A real buffer is the common case and gets the straight line. One
+	 * unsigned compare tells it from both an empty and an oversized one
+	 * (len - 1 wraps for 0); separate tests keep buffer and descriptor
+	 * two predictable branches instead of flags combined on the way. */
+	if (fdv_likely(len - 1 < FDV_MAX_MSG_SIZE)) {
+		if (fdv_unlikely(!buf))
+			return fdv_ep_bad_request(ep, "receive buffer");
+		if (fdv_unlikely(!desc))
+			return fdv_ep_bad_request(ep, "receive without a descriptor");
 		sge.lkey = fdv_desc_lkey(desc);
 		wr.num_sge = 1;
-	} else {
+	} else if (len == 0) {
 		sge.lkey = 0;
 		wr.num_sge = 0;
+	} else {
+		return fdv_ep_bad_request(ep, "receive length");
 	}
 	sge.addr = (uintptr_t)buf;
 	sge.length = (uint32_t)len;
