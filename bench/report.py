@@ -692,6 +692,27 @@ def plots(summary, lat, tools, ins, bw=None, rs=None):
                    "plot " + ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, i + 2, v)
                                        for i, v in enumerate(VARIANTS))]
         made.append(png)
+        # per call kind for one case (send 64 B, else the first): where
+        # the instructions go, variant by variant
+        case = "send-64" if "send-64" in rows else labels[0]
+        t0, b0 = case.rsplit("-", 1)
+        by = {r["variant"]: r for r in ins if r["side"] == "client" and r["test"] == t0
+              and r["bytes"] == int(b0)}
+        dat = os.path.join(summary, "instructions-ops.dat")
+        kinds = ["post", "recv_post", "reap", "empty_poll"]
+        with open(dat, "w") as f:
+            f.write("# variant " + " ".join(kinds) + "\n")
+            for v in VARIANTS:
+                if v in by:
+                    f.write(v + " " + " ".join("-" if by[v][k] is None else "%.1f" % by[v][k]
+                                               for k in kinds) + "\n")
+        png = os.path.join(summary, "instructions-ops.png")
+        script += ["set output '%s'" % png,
+                   "set title 'user-space instructions per call, %s %s B (callgrind, client)'"
+                   % (t0, b0), "set xtics norotate",
+                   "plot " + ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, i + 2, k)
+                                       for i, k in enumerate(kinds))]
+        made.append(png)
     gpf = os.path.join(summary, "plots.gp")
     with open(gpf, "w") as f:
         f.write("\n".join(script) + "\n")
