@@ -35,3 +35,10 @@ foreach(kind ${FD_FAULT_KINDS})
 endforeach()
 set_tests_properties(fault_rnr_msg PROPERTIES SKIP_RETURN_CODE 77
                      LABELS "device;faults" TIMEOUT 300)
+
+# Link down/up needs a real wire: two VMs (tests/rxe/run2). Not a ctest
+# (it would be skipped in a one-VM run); run it as
+#   tests/rxe/run2 -- BUILD/tests/test_link_fault ::: BUILD/tests/test_link_fault
+add_executable(test_link_fault ${CMAKE_CURRENT_SOURCE_DIR}/faults/test_link_fault.c)
+target_link_libraries(test_link_fault PRIVATE flt_common)
+target_compile_options(test_link_fault PRIVATE ${FD_WARNINGS})

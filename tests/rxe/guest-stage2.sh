@@ -11,6 +11,9 @@
 #   argv         the command and its arguments, NUL separated
 #   environ      the host environment, NUL separated NAME=value entries
 #   addr0/addr1  the test addresses (with prefix length)
+#   net          two-VM mode (tests/rxe/run2) only: "NETDEV ADDR/PREFIX";
+#                this VM's one rxe device goes on that virtio-net card
+#                instead of the veth pair
 #   rc           written here: the command's exit status
 #   setup-error  written here when the guest could not prepare the test bed
 #   timing       written here: guest uptime at stage 2 start, command
@@ -63,6 +66,28 @@ read -r ADDR1 < "$JOB/addr1" || fail "no addr1 in job dir"
 SETUP=1
 [ -e "$JOB/bare" ] && SETUP=0
 
+NET=
+[ -e "$JOB/net" ] && read -r NETDEV NET < "$JOB/net"
+if [ -n "$NET" ]; then
+	# Two VMs on one wire: rxe0 on the virtio-net card, nothing else.
+	ip -batch - << EOF || fail "network setup of $NETDEV with ip failed"
+link set lo up
+addr add $NET dev $NETDEV
+link set $NETDEV up
+EOF
+	rdma link add rxe0 type rxe netdev "$NETDEV" || fail "rdma link add rxe0 on $NETDEV failed"
+	tries=0
+	while :; do
+		state=
+		read -r state < /sys/class/infiniband/rxe0/ports/1/state 2> /dev/null
+		case $state in *ACTIVE*) break ;; esac
+		tries=$((tries + 1))
+		[ "$tries" -le 200 ] || fail "rxe0 did not become ACTIVE (state: ${state:-none})"
+		pause 0.05
+	done
+	SETUP=0
+fi
+
 if [ "$SETUP" = 1 ]; then
 
 type -P ip > /dev/null || fail "ip (iproute2) not found in the host root"
@@ -96,7 +121,7 @@ for dev in rxe0 rxe1; do
 done
 [ -e /dev/infiniband/uverbs0 ] || fail "no /dev/infiniband/uverbs0 (ib_uverbs not loaded?)"
 [ -e /dev/infiniband/rdma_cm ] || fail "no /dev/infiniband/rdma_cm (rdma_ucm not loaded?)"
-else
+elif [ -z "$NET" ]; then
 	ip link set lo up || fail "cannot bring lo up"
 fi
 
