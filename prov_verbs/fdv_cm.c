@@ -364,12 +364,10 @@ static int fdv_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	struct fdv_eq *eq;
 	int ret;
 
-	if (!bfid)
+	if (!bfid || bfid->fclass != FI_CLASS_EQ)
 		return -FI_EINVAL;
 	if (flags)
 		return -FI_EBADFLAGS;
-	if (bfid->fclass != FI_CLASS_EQ)
-		return -FI_EINVAL;
 	if (pep->eq)
 		return -FI_EINVAL;	/* one EQ for the endpoint's life */
 	eq = FDV_OBJ(struct fdv_eq, eq_fid.fid, bfid);

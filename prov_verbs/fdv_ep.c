@@ -340,6 +340,12 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 		return -FI_EINVAL;
 	if (info->tx_attr && info->tx_attr->iov_limit > FDV_IOV_MAX)
 		return -FI_EINVAL;
+	/* The QP's sizes are 32 bits wide: a larger request would be cut
+	 * down silently to some unrelated size. */
+	if ((info->tx_attr && (info->tx_attr->size > UINT32_MAX ||
+			       info->tx_attr->inject_size > UINT32_MAX)) ||
+	    (info->rx_attr && info->rx_attr->size > UINT32_MAX))
+		return -FI_EINVAL;
 	if (info->rx_attr && info->rx_attr->iov_limit > FDV_IOV_MAX)
 		return -FI_EINVAL;
 	if (info->handle && info->handle->fclass != FI_CLASS_CONNREQ)

@@ -271,6 +271,11 @@ static ssize_t fdv_eq_readerr(struct fid_eq *eq_fid, struct fi_eq_err_entry *buf
 	return sizeof(*buf);
 }
 
+/* Bound on a user event: an entry is copied whole into the queue, and a
+ * length far beyond any real event is a caller's mistake, better refused
+ * than tried as an allocation. */
+#define FDV_EQ_WRITE_MAX (64 * 1024)
+
 static ssize_t fdv_eq_write(struct fid_eq *eq_fid, uint32_t event,
 			    const void *buf, size_t len, uint64_t flags)
 {
@@ -278,7 +283,9 @@ static ssize_t fdv_eq_write(struct fid_eq *eq_fid, uint32_t event,
 	int ret;
 
 	(void)flags;
-	if (!eq_fid || (!buf && len))
+	/* A zero-length entry would read back as a 0-byte event, which no
+	 * reader can interpret. */
+	if (!eq_fid || !buf || !len || len > FDV_EQ_WRITE_MAX)
 		return -FI_EINVAL;
 	eq = fdv_eq_of(eq_fid);
 	pthread_mutex_lock(&eq->lock);
@@ -489,6 +496,8 @@ int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	if (!fabric || !eq_out)
 		return -FI_EINVAL;
 	fab = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
+	if (attr && (attr->flags & ~(uint64_t)(FI_WRITE | FI_AFFINITY)))
+		return -FI_EBADFLAGS;
 	if (attr) {
 		switch (attr->wait_obj) {
 		case FI_WAIT_NONE:

@@ -91,8 +91,12 @@ int fdv_opt_get_cm_data_size(int level, int optname, void *optval,
 {
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
 		return -FI_ENOPROTOOPT;
-	if (!optval || !optlen || *optlen < sizeof(size_t))
+	if (!optval || !optlen)
+		return -FI_EINVAL;
+	if (*optlen < sizeof(size_t)) {
+		*optlen = sizeof(size_t);	/* fi_endpoint(3): the size needed */
 		return -FI_ETOOSMALL;
+	}
 	*(size_t *)optval = cm_data_max;
 	*optlen = sizeof(size_t);
 	return 0;
