@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "fdv_internal.h"
-#include "fdv_getinfo.h"
 
 static int fdv_fabric_close(struct fid *fid)
 {
@@ -83,21 +82,6 @@ static struct fi_ops_fabric fdv_fabric_ops = {
 	.domain2 = fdv_fabric_domain2,
 };
 
-/* A fabric is named after what fi_getinfo reported for some device (see
- * fdv_build_template); a name no device carries cannot be opened. */
-static int fdv_fabric_name_known(const char *name)
-{
-	int n = fdv_device_count();
-
-	for (int i = 0; i < n; i++) {
-		const struct fi_info *t = fdv_device_at(i)->info;
-
-		if (t->fabric_attr->name && !strcmp(t->fabric_attr->name, name))
-			return 1;
-	}
-	return 0;
-}
-
 int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context)
 {
@@ -108,10 +92,6 @@ int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 	if (attr->prov_name && strcmp(attr->prov_name, "verbs") &&
 	    !(FDV_EP_RSTREAM && !strcmp(attr->prov_name, "verbs;rstream"))) {
 		FD_DBG(FD_LOG_FABRIC, "provider %s is not verbs", attr->prov_name);
-		return -FI_ENODATA;
-	}
-	if (attr->name && !fdv_fabric_name_known(attr->name)) {
-		FD_INFO(FD_LOG_FABRIC, "no device is on fabric %s", attr->name);
 		return -FI_ENODATA;
 	}
 	fab = calloc(1, sizeof(*fab));

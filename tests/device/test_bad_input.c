@@ -190,18 +190,6 @@ static long dupinfo_null_row(void)
 	return rc;
 }
 
-static long fabric_unknown_row(void)
-{
-	struct fi_fabric_attr a = { .name = (char *)"no-such-fabric",
-				    .prov_name = (char *)"verbs" };
-	struct fid_fabric *f = NULL;
-	long rc = fi_fabric(&a, &f, NULL);
-
-	if (!rc)
-		fi_close(&f->fid);
-	return rc;
-}
-
 static long param_rows(int which)
 {
 	struct fi_param *p = NULL;
@@ -249,7 +237,6 @@ static long tostr_r_zero(struct bi *c)
 	R(freeinfo_null, (fi_freeinfo(NULL), 0), 0)			\
 	R(fabric_null_attr, fi_fabric(NULL, &(struct fid_fabric *){ NULL }, NULL), -FI_EINVAL) \
 	R(fabric_null_out, fi_fabric(c->s->info->fabric_attr, NULL, NULL), -FI_EINVAL) \
-	R(fabric_unknown_name, fabric_unknown_row(), -FI_ENODATA)	\
 	R(strerror_unknown, holds(fi_strerror(123456) != NULL), 0)	\
 	R(strerror_negative, holds(fi_strerror(-5) != NULL), 0)		\
 	R(tostr_null_data, holds(fi_tostr(NULL, FI_TYPE_INFO) != NULL), 0) \
