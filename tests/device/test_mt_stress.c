@@ -4,7 +4,8 @@
  * receive CQ between all its threads:
  *   - N_POSTERS threads each post N_ITER sends, RMA writes and fetching
  *     atomics (FI_SUM on one server counter), every request with its own
- *     context, source buffer and result slot, up to WINDOW outstanding;
+ *     context, source buffer and result slot, up to WINDOW outstanding,
+ *     more in all than the send queue holds (retried on -FI_EAGAIN);
  *   - N_TX_POLLERS threads read the transmit CQ at the same time;
  *   - N_RX_POSTERS threads post receives for the server's messages while
  *     N_RX_POLLERS threads read the receive CQ.
@@ -34,8 +35,11 @@
 #define N_TX_POLLERS 2
 #define N_RX_POSTERS 2
 #define N_RX_POLLERS 2
-#define N_ITER 150		/* per poster thread and operation */
-#define WINDOW 16		/* outstanding requests per poster thread */
+#define N_ITER 300		/* per poster thread and operation */
+#define WINDOW 32		/* outstanding requests per poster thread */
+/* Smaller than N_POSTERS * WINDOW: the send queue fills, and posters meet
+ * -FI_EAGAIN while the pollers reap completions that make room. */
+#define TX_SIZE 64
 #define MSG_LEN 384		/* sends: above the inline size, so not inline */
 #define SLOT_LEN 200		/* RMA writes: inline */
 #define N_ECHO 400		/* server -> client messages */
@@ -570,6 +574,7 @@ int main(void)
 
 	hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
 	hints->domain_attr->threading = FI_THREAD_SAFE;
+	hints->tx_attr->size = TX_SIZE;
 	rc = fdt_run_pair(hints, server, client, NULL);
 	fi_freeinfo(hints);
 	return rc;
