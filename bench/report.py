@@ -90,9 +90,11 @@ def parse_perftest_bw(path):
     return res
 
 
-def parse_rsockets(path):
+def parse_rsockets(path, size):
     """rsockets' rstream: a header line naming Gb/sec and usec/xfer, then
-    one line per test. Gb/sec counts both directions (10^9 bits)."""
+    one line per test. Its Gb/sec has two decimals (steps of 1.25 MB/s at
+    these speeds); size / usec_per_xfer is the same rate (bytes of both
+    directions over the loop time) with the precision of usec/xfer."""
     res = None
     try:
         with open(path) as f:
@@ -104,8 +106,10 @@ def parse_rsockets(path):
                     continue
                 if hdr and len(p) == len(hdr):
                     try:
-                        res = {"usec_per_xfer": float(p[hdr.index("usec/xfer")]),
-                               "mb_per_s": float(p[hdr.index("Gb/sec")]) * 125.0}
+                        u = float(p[hdr.index("usec/xfer")])
+                        res = {"usec_per_xfer": u,
+                               "mb_per_s": size / u if u > 0 else
+                               float(p[hdr.index("Gb/sec")]) * 125.0}
                     except ValueError:
                         pass
     except OSError:
@@ -165,7 +169,7 @@ def load_tools(out):
             continue
         name, size = m.group(1), int(m.group(2))
         if name.startswith("rsockets"):
-            r = parse_rsockets(path)
+            r = parse_rsockets(path, size)
         elif name.endswith("_bw"):
             r = parse_perftest_bw(path)
         elif name.startswith("ib_"):
@@ -299,7 +303,7 @@ def rstream_tables(rs, tools):
              "same link, the same exchange: per iteration C transfers of S bytes each",
              "way. Latency (C = 1): usec/xfer = loop time / transfers (both tools'",
              "statistic; ours also gives the median one-way t_typical). Bandwidth:",
-             "MB/s (10^6) over both directions, as rstream's Gb/sec. (x) = ratio to",
+             "MB/s (10^6) over both directions (rsockets: S / its usec/xfer). (x) = ratio to",
              "rsockets (there is no raw-verbs stream)."]
     for test, tool, key, label in (("rstream", "rsockets_lat", "usec_per_xfer", "usec/xfer"),
                                    ("rstream_bw", "rsockets_bw", "mb_per_s", "MB/s")):
