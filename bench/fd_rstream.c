@@ -366,11 +366,17 @@ static void rs_output(const struct rs_opts *o, const struct rs_result *res)
 {
 	if (rs_nresults < sizeof(rs_results) / sizeof(rs_results[0]))
 		rs_results[rs_nresults++] = *res;
-	if (!o->quiet)
+	/* A bandwidth iteration moves C transfers: its round trip is no
+	 * latency, so only the loop figures are shown. */
+	if (!o->quiet && res->lat)
 		printf("%-10s %8" PRIu64 " %6u %6u %9.2f %9.2f %9.2f %9.2f %9.2f %10.2f %8.4f\n",
 		       res->test, res->size, res->iters, res->count, res->t_min,
 		       res->t_typical, res->t_avg, res->t_p99, res->usec_per_xfer,
 		       res->mb_per_s, res->mmsg_per_s);
+	else if (!o->quiet)
+		printf("%-10s %8" PRIu64 " %6u %6u %9s %9s %9s %9s %9.2f %10.2f %8.4f\n",
+		       res->test, res->size, res->iters, res->count, "-", "-", "-", "-",
+		       res->usec_per_xfer, res->mb_per_s, res->mmsg_per_s);
 	if (!rs_csv)
 		return;
 	fprintf(rs_csv, "%s,%s,%" PRIu64 ",%u,%u,%d,", o->variant, res->test, res->size,
