@@ -9,11 +9,11 @@
  * than the QP's retry window (retry count 7 x the local ACK timeout rdma_cm
  * sets), then restores it. Asserted: the connection survives, every
  * message arrives once, in order and intact.
- * Phase B, a long outage: the cable stays cut for LONG_MS, much longer than
- * the retry window, while both sides have a send outstanding. Asserted:
- * each side gets an error completion (retries exhausted) within ERR_MS of
- * the cut; then the cable is restored and the two make a NEW connection
- * and exchange checked messages over it. */
+ * Phase B, a long outage: the cable stays cut, with a send outstanding on
+ * both sides, until both have failed. Asserted: each side gets an error
+ * completion (retries exhausted) within ERR_MS of posting it (more than
+ * 20 s under two TCG guests, measured); then the cable is restored and the
+ * two make a NEW connection and exchange checked messages over it. */
 #define _GNU_SOURCE
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,9 +21,8 @@
 #include "flt.h"
 
 #define SHORT_MS 2000
-#define LONG_MS 20000
-#define ERR_MS 20000
-#define LIMIT_MS 60000
+#define ERR_MS 45000
+#define LIMIT_MS 90000
 #define PHASE_A_AT 10	/* round trips before the short cut */
 #define PHASE_A_END 30
 
