@@ -6,6 +6,9 @@
 #   fuzz_<target>          fuzzes for 20 s from the committed seeds (unit)
 #   fuzz_<target>_regress  runs the target once on every file of
 #                          tests/fuzz/regress/<target>/ and the seeds (unit)
+if(NOT FABRIC_DIRECT_FUZZ)
+  return()
+endif()
 find_program(FD_CLANG NAMES clang)
 if(NOT FD_CLANG)
   message(STATUS "clang not found: no libFuzzer tests (fuzz_cm_data, fuzz_getinfo_hints)")

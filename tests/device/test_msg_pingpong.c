@@ -24,6 +24,12 @@ static void setup_bufs(struct fdt_side *s, struct bufs *b)
 	b->rxmr = fdt_reg(s, b->rx, MAX_SIZE, FI_RECV);
 }
 
+static void free_bufs(struct bufs *b)
+{
+	free(b->tx);
+	free(b->rx);
+}
+
 static void post_recv(struct fdt_side *s, void *arg)
 {
 	struct bufs *b = arg;
@@ -149,6 +155,7 @@ static int server(struct fdt_side *s, void *arg)
 	FDT_OK(fi_close(&b.txmr->fid));
 	FDT_OK(fi_close(&b.rxmr->fid));
 	fdt_close_side(s);
+	free_bufs(&b);
 	printf("server: %d rounds x %d forms ok\n", ROUNDS, F_COUNT);
 	return 0;
 }
@@ -178,6 +185,7 @@ static int client(struct fdt_side *s, void *arg)
 #endif
 	FDT_OK(fi_close(&b.rxmr->fid));
 	fdt_close_side(s);
+	free_bufs(&b);
 	printf("client: ok\n");
 	return 0;
 }

@@ -418,6 +418,10 @@ static int client(struct fdt_side *s, void *arg)
 	FDT_OK(fi_close(&c.dst_mr->fid));
 	FDT_OK(fi_close(&c.ctl_mr->fid));
 	fdt_close_side(s);
+	free(c.src);
+	free(c.dst);
+	free(c.pat);
+	free(c.expect_p);
 	printf("client: %d write/read-back cases, %d reads of P ok\n", cases, preads);
 	return 0;
 }

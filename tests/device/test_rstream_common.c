@@ -53,7 +53,8 @@ long rst_now_ms(void)
 
 uint32_t rst_rand(void)
 {
-	static uint64_t s;
+	/* per thread: a sender and a receiver thread both draw chunk sizes */
+	static _Thread_local uint64_t s;
 
 	if (!s)
 		s = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull | 1;
