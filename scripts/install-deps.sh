@@ -6,6 +6,10 @@ set -euo pipefail
 
 pkgs=(
   cmake make gcc g++ clang python3 pkg-config
+  # clang's sanitizer and libFuzzer runtimes (gcc's come with gcc)
+  libclang-rt-dev
+  # the rdma tool: fault tests count QPs, MRs, CQs and cm_ids with it
+  iproute2
   libibverbs-dev librdmacm-dev ibverbs-providers rdma-core
   ibverbs-utils rdmacm-utils
   # the reference for header conformance and wire-interop tests
