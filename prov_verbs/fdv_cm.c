@@ -128,6 +128,7 @@ static int fdv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 	struct fdv_msg_ep *ep;
 	struct rdma_conn_param cp;
 	uint8_t priv[FDV_CM_PRIV_MAX];
+	unsigned int timeout_ms;
 	int ret;
 
 	(void)addr;	/* the destination came with fi_endpoint's info */
@@ -151,6 +152,9 @@ static int fdv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 		return ret;
 	}
 	ep->state = FDV_EP_CONNECTING;
+	timeout_ms = fdv_connect_timeout_ms();
+	if (timeout_ms)
+		fdv_eq_watch_connect(ep->eq, ep, timeout_ms);
 	FD_DBG(FD_LOG_EP_CTRL, "connecting qp %u on %s to %s",
 	       ep->id->qp->qp_num, ibv_get_device_name(ep->id->verbs->device),
 	       fdv_peer_str(ep->id));
@@ -536,6 +540,18 @@ static void fdv_cm_ep_event(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 	const uint8_t *data;
 	size_t len;
 
+	/* whatever the answer, the connect is no longer waiting for one */
+	fdv_eq_unwatch_connect_locked(eq, ep);
+	if (ep->connect_expired) {
+		/* FI_ETIMEDOUT was reported: a late acceptance must not
+		 * revive the endpoint, nor a late failure be reported twice. */
+		FD_DBG(FD_LOG_EP_CTRL, "%s after the connect deadline: dropped",
+		       rdma_event_str(ev->event));
+		if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
+			rdma_disconnect(ep->id);
+		return;
+	}
+
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (fdv_cm_unpack(ev->param.conn.private_data,
@@ -591,6 +607,20 @@ static void fdv_cm_ep_event(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 		FD_DBG(FD_LOG_EP_CTRL, "ignored %s", rdma_event_str(ev->event));
 		break;
 	}
+}
+
+/* The connect's deadline passed with no answer (EQ lock held). The
+ * kernel keeps the request alive until the endpoint is closed. */
+void fdv_cm_connect_expired(struct fdv_eq *eq, struct fdv_msg_ep *ep)
+{
+	struct fid *fid = &ep->ep.ep_fid.fid;
+
+	ep->state = FDV_EP_SHUTDOWN;
+	ep->ep.qp_tx = NULL;
+	ep->connect_expired = true;
+	FD_WARN(FD_LOG_EP_CTRL, "connect of qp %u to %s: no answer by the deadline",
+		ep->id->qp ? ep->id->qp->qp_num : 0, fdv_peer_str(ep->id));
+	fdv_eq_push_error(eq, fid, fid->context, FI_ETIMEDOUT, 0, NULL, 0);
 }
 
 void fdv_cm_handle_event(struct fdv_eq *eq, struct rdma_cm_event *ev)

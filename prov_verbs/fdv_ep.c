@@ -262,8 +262,10 @@ static int fdv_ep_close(struct fid *fid)
 
 	if (ep->state == FDV_EP_CONNECTED || ep->state == FDV_EP_CONNECTING)
 		fdv_msg_ep_disconnect(ep);
-	if (ep->eq)
+	if (ep->eq) {
+		fdv_eq_unwatch_connect(ep->eq, ep);
 		fdv_eq_forget(ep->eq, fid);
+	}
 	if (ep->id) {
 		if (ep->id->qp)
 			rdma_destroy_qp(ep->id);

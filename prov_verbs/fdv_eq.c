@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,6 +172,95 @@ int fdv_eq_write_error(struct fdv_eq *eq, struct fid *fid, void *context,
 	return ret;
 }
 
+/* ---- connect deadlines ---- */
+
+static uint64_t fdv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The timer follows the earliest deadline (0 disarms it). Lock held. */
+static void fdv_eq_arm_deadline(struct fdv_eq *eq)
+{
+	struct itimerspec its;
+	struct fdv_msg_ep *ep;
+	uint64_t first = 0;
+
+	for (ep = eq->connecting; ep; ep = ep->connecting_next)
+		if (!first || ep->connect_deadline_ns < first)
+			first = ep->connect_deadline_ns;
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(first / 1000000000u);
+	its.it_value.tv_nsec = (long)(first % 1000000000u);
+	if (timerfd_settime(eq->tfd, TFD_TIMER_ABSTIME, &its, NULL))
+		FD_WARN(FD_LOG_EQ, "timerfd_settime: %s", strerror(errno));
+}
+
+void fdv_eq_watch_connect(struct fdv_eq *eq, struct fdv_msg_ep *ep,
+			  unsigned int ms)
+{
+	pthread_mutex_lock(&eq->lock);
+	ep->connect_deadline_ns = fdv_now_ns() + (uint64_t)ms * 1000000u;
+	ep->connecting_next = eq->connecting;
+	eq->connecting = ep;
+	fdv_eq_arm_deadline(eq);
+	pthread_mutex_unlock(&eq->lock);
+}
+
+void fdv_eq_unwatch_connect_locked(struct fdv_eq *eq, struct fdv_msg_ep *ep)
+{
+	struct fdv_msg_ep **pp;
+
+	if (!ep->connect_deadline_ns)
+		return;
+	for (pp = &eq->connecting; *pp; pp = &(*pp)->connecting_next) {
+		if (*pp == ep) {
+			*pp = ep->connecting_next;
+			break;
+		}
+	}
+	ep->connect_deadline_ns = 0;
+	ep->connecting_next = NULL;
+	fdv_eq_arm_deadline(eq);
+}
+
+void fdv_eq_unwatch_connect(struct fdv_eq *eq, struct fdv_msg_ep *ep)
+{
+	pthread_mutex_lock(&eq->lock);
+	fdv_eq_unwatch_connect_locked(eq, ep);
+	pthread_mutex_unlock(&eq->lock);
+}
+
+/* After the channel is drained (an answer that arrived in time wins),
+ * connects past their deadline fail. Lock held. */
+static void fdv_eq_expire_connects(struct fdv_eq *eq)
+{
+	struct fdv_msg_ep **pp, *ep;
+	uint64_t now, ticks;
+	ssize_t n;
+
+	if (!eq->connecting)
+		return;
+	/* clears the fd's readiness; EAGAIN when it has not fired */
+	n = read(eq->tfd, &ticks, sizeof(ticks));
+	(void)n;
+	now = fdv_now_ns();
+	for (pp = &eq->connecting; (ep = *pp);) {
+		if (ep->connect_deadline_ns > now) {
+			pp = &ep->connecting_next;
+			continue;
+		}
+		*pp = ep->connecting_next;
+		ep->connecting_next = NULL;
+		ep->connect_deadline_ns = 0;
+		fdv_cm_connect_expired(eq, ep);
+	}
+	fdv_eq_arm_deadline(eq);
+}
+
 /* Take every pending rdma_cm event off the channel. Lock held. */
 static void fdv_eq_pump(struct fdv_eq *eq)
 {
@@ -178,6 +268,7 @@ static void fdv_eq_pump(struct fdv_eq *eq)
 
 	while (!rdma_get_cm_event(eq->channel, &ev))
 		fdv_cm_handle_event(eq, ev);
+	fdv_eq_expire_connects(eq);
 }
 
 static void fdv_eq_release_last_err(struct fdv_eq *eq)
@@ -446,6 +537,7 @@ static int fdv_eq_close(struct fid *fid)
 	rdma_destroy_event_channel(eq->channel);
 	close(eq->epfd);
 	close(eq->efd);
+	close(eq->tfd);
 	pthread_mutex_destroy(&eq->lock);
 	atomic_fetch_sub(&eq->fabric->refs, 1);
 	free(eq);
@@ -513,7 +605,7 @@ int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)
 		return -FI_ENOMEM;
-	eq->epfd = eq->efd = -1;
+	eq->epfd = eq->efd = eq->tfd = -1;
 	eq->channel = rdma_create_event_channel();
 	if (!eq->channel) {
 		err = errno;
@@ -526,14 +618,16 @@ int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	}
 	eq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	eq->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (eq->efd < 0 || eq->epfd < 0) {
+	eq->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (eq->efd < 0 || eq->epfd < 0 || eq->tfd < 0) {
 		err = errno;
 		goto err;
 	}
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
 	if (epoll_ctl(eq->epfd, EPOLL_CTL_ADD, eq->channel->fd, &ev) ||
-	    epoll_ctl(eq->epfd, EPOLL_CTL_ADD, eq->efd, &ev)) {
+	    epoll_ctl(eq->epfd, EPOLL_CTL_ADD, eq->efd, &ev) ||
+	    epoll_ctl(eq->epfd, EPOLL_CTL_ADD, eq->tfd, &ev)) {
 		err = errno;
 		goto err;
 	}

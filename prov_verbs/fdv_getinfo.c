@@ -113,6 +113,12 @@ void fdv_getinfo_init(void)
 			"(default: 8)");
 	fd_param_define(FDV_PROV_NAME, "gid_idx", FI_PARAM_INT,
 			"GID table index to use, 0 - 255 (default: 0)");
+	/* Not in upstream verbs, which leaves a connect's duration to the
+	 * kernel's CM. */
+	fd_param_define(FDV_PROV_NAME, "connect_timeout", FI_PARAM_INT,
+			"Milliseconds fi_connect may wait for the peer to "
+			"accept or reject before the EQ reports FI_ETIMEDOUT "
+			"(default: 0, no deadline of the provider's own)");
 	/* Not in upstream verbs, which hard-codes its default CQ depth. */
 	fd_param_define(FDV_PROV_NAME, "cq_size", FI_PARAM_SIZE_T,
 			"Completion queue depth when fi_cq_attr.size is 0 "
@@ -171,6 +177,12 @@ void fdv_read_params(struct fdv_params *p)
 		p->device_name = s;
 	if (!fd_param_get_str(FDV_PROV_NAME, "iface", &s))
 		p->iface = s;
+}
+
+unsigned int fdv_connect_timeout_ms(void)
+{
+	fd_init();
+	return (unsigned int)fdv_param_size("connect_timeout", 0, 0, INT32_MAX);
 }
 
 /* ------------------------------------------------------------------------

@@ -82,6 +82,10 @@ struct fdv_eq {
 	struct fdv_eq_entry *last_err;	/* handed out by readerr; freed on next read */
 	struct fdv_eq_hook hooks[FDV_EQ_MAX_HOOKS];
 	int nhooks;
+	/* fi_connect calls with a deadline (FI_VERBS_CONNECT_TIMEOUT): the
+	 * timerfd, in epfd, fires at the earliest so that sread wakes. */
+	int tfd;
+	struct fdv_msg_ep *connecting;
 	atomic_int refs;
 };
 
@@ -128,6 +132,11 @@ struct fdv_msg_ep {
 	bool passive;		/* created from a connection request */
 	uint8_t peer_initiator_depth;	/* what the connect request offered */
 	uint8_t peer_responder_resources;
+	/* CLOCK_MONOTONIC ns by which the connect must be answered, 0 for
+	 * none; linked on eq->connecting until then. */
+	uint64_t connect_deadline_ns;
+	struct fdv_msg_ep *connecting_next;
+	bool connect_expired;	/* FI_ETIMEDOUT reported: later answers are dropped */
 };
 
 struct fdv_pep {
@@ -166,6 +175,12 @@ int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 int fdv_eq_attach(struct fdv_eq *eq, struct rdma_cm_id *id);
 void fdv_eq_forget(struct fdv_eq *eq, const struct fid *fid);
 int fdv_eq_trywait(struct fdv_eq *eq);
+/* Connect deadlines: watch after a successful rdma_connect; unwatch when
+ * the connect is answered (EQ lock held) or the endpoint closes. */
+void fdv_eq_watch_connect(struct fdv_eq *eq, struct fdv_msg_ep *ep,
+			  unsigned int ms);
+void fdv_eq_unwatch_connect_locked(struct fdv_eq *eq, struct fdv_msg_ep *ep);
+void fdv_eq_unwatch_connect(struct fdv_eq *eq, struct fdv_msg_ep *ep);
 /* For layers on top (rstream): a hook runs before every EQ read, and its
  * fd (if >= 0) wakes fi_eq_sread and the EQ's FI_GETWAIT fd. */
 int fdv_eq_add_hook(struct fdv_eq *eq, void (*fn)(void *arg), void *arg, int fd);
@@ -196,6 +211,8 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep, void *context);
 void fdv_cm_handle_event(struct fdv_eq *eq, struct rdma_cm_event *ev);
+void fdv_cm_connect_expired(struct fdv_eq *eq, struct fdv_msg_ep *ep);
+unsigned int fdv_connect_timeout_ms(void);
 extern struct fi_ops_cm fdv_msg_ep_cm_ops;
 extern struct fi_ops_cm fdv_pep_cm_ops;
 int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep);

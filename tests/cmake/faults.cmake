@@ -27,6 +27,11 @@ foreach(kind ${FD_FAULT_KINDS})
   endforeach()
 endforeach()
 add_test(NAME fault_rnr_msg COMMAND test_faults rnr msg)
+# the same never-answering listener, with the provider's connect deadline
+add_test(NAME fault_noaccept_deadline_msg COMMAND test_faults noaccept msg)
+set_tests_properties(fault_noaccept_deadline_msg PROPERTIES SKIP_RETURN_CODE 77
+                     LABELS "device;faults" TIMEOUT 300
+                     ENVIRONMENT "FI_VERBS_CONNECT_TIMEOUT=3000")
 foreach(kind ${FD_FAULT_KINDS})
   foreach(c kill noaccept refused timeout)
     set_tests_properties(fault_${c}_${kind} PROPERTIES SKIP_RETURN_CODE 77

@@ -11,9 +11,11 @@
  *              fi_recv fails with a reset) within LIMIT_MS;
  *   noaccept   the listener takes the request and never answers: nothing
  *              connects, and the client gives up after NOACCEPT_WAIT_MS
- *              by closing the endpoint, which must be prompt (the
- *              library reports no error of its own in that time: see
- *              the comment in case_noaccept);
+ *              by closing the endpoint, which must be prompt (without a
+ *              connect deadline the library reports no error in that
+ *              time: see the comment in case_noaccept); with
+ *              FI_VERBS_CONNECT_TIMEOUT set (MSG), FI_ETIMEDOUT must
+ *              come on the EQ once that deadline has passed;
  *   refused    nothing listens on the port: FI_ECONNREFUSED on the EQ;
  *   timeout    the address is in the test subnet but no host has it: some
  *              step of the connect (fi_getinfo, fi_endpoint, fi_connect
@@ -365,6 +367,34 @@ static int connect_outcome(struct fdt_side *s, long t0, int limit_ms, const char
 	return ev;
 }
 
+/* FI_VERBS_CONNECT_TIMEOUT=deadline_ms: the EQ reports FI_ETIMEDOUT for
+ * the endpoint, not before the deadline and not long after it. t0 was
+ * taken just after fi_connect. */
+static void noaccept_deadline(struct fdt_side *s, long t0, int deadline_ms)
+{
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + 64];
+	struct fi_eq_err_entry err;
+	uint32_t event;
+	ssize_t rc;
+	long dt;
+
+	rc = fi_eq_sread(s->eq, &event, buf, sizeof(buf), deadline_ms + LIMIT_MS, 0);
+	dt = flt_now_ms() - t0;
+	FDT_ASSERT(rc == -FI_EAVAIL, "noaccept: no error entry %ld ms after a %d ms "
+		   "deadline (rc %zd)", dt, deadline_ms, rc);
+	memset(&err, 0, sizeof(err));
+	FDT_ASSERT(fi_eq_readerr(s->eq, &err, 0) > 0, "fi_eq_readerr");
+	FDT_ASSERT(err.err == FI_ETIMEDOUT, "noaccept: error %s, expected FI_ETIMEDOUT",
+		   fi_strerror(err.err));
+	FDT_ASSERT(err.fid == &s->ep->fid, "noaccept: the error names another object");
+	/* t0 came a little after fi_connect, so allow that much early */
+	FDT_ASSERT(dt >= deadline_ms - 100, "FI_ETIMEDOUT after %ld ms, before the "
+		   "%d ms deadline", dt, deadline_ms);
+	FDT_EXPECT(fi_send(s->ep, buf, 1, NULL, 0, NULL), -FI_ENOTCONN);
+	printf("noaccept: FI_ETIMEDOUT %ld ms after connect (deadline %d ms)\n",
+	       dt, deadline_ms);
+}
+
 static void case_noaccept(void)
 {
 	struct flt_child deaf, fresh;
@@ -390,7 +420,9 @@ static void case_noaccept(void)
 	 * when the application says, and giving up (closing the endpoint)
 	 * is prompt and leaves nothing behind. With FLT_NOACCEPT_ERROR_MS
 	 * set, an EQ error within that many ms is required instead. */
-	if (getenv("FLT_NOACCEPT_ERROR_MS")) {
+	if (kind == FLT_MSG && getenv("FI_VERBS_CONNECT_TIMEOUT")) {
+		noaccept_deadline(&s, t0, atoi(getenv("FI_VERBS_CONNECT_TIMEOUT")));
+	} else if (getenv("FLT_NOACCEPT_ERROR_MS")) {
 		connect_outcome(&s, t0, atoi(getenv("FLT_NOACCEPT_ERROR_MS")), "noaccept");
 	} else {
 		ev = flt_eq_next(&s, NOACCEPT_WAIT_MS, NULL);
