@@ -13,7 +13,8 @@ run_pair() { # server-binary client-binary label [server env...]
   out=$(mktemp)
   env FDT_ROLE=server "$@" timeout 120 "$srv" >"$out" 2>&1 &
   local spid=$!
-  for _ in $(seq 1 200); do
+  # generous: a loaded emulated guest can take many seconds to start a binary
+  for _ in $(seq 1 600); do
     port=$(sed -n 's/^FDT_PORT \([0-9]*\)$/\1/p' "$out")
     [ -n "$port" ] && break
     kill -0 $spid 2>/dev/null || break
