@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fdv_internal.h"
-#if FDV_EP_RSTREAM
+#if FD_HAVE_RSTREAM
 #include "fdr.h"
 #endif
 
@@ -420,7 +420,7 @@ int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 
 	if (!fabric || !info || !pep_out)
 		return -FI_EINVAL;
-#if FDV_EP_RSTREAM
+#if FD_HAVE_RSTREAM
 	if (info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)
 		return fdr_pep_open(fabric, info, pep_out, context);
 #endif

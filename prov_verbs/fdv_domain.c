@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fdv_internal.h"
-#if FDV_EP_RSTREAM
+#if FD_HAVE_RSTREAM
 #include "fdr.h"
 #endif
 
@@ -197,7 +197,7 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->domain_fid.fid.ops = &fdv_domain_fid_ops;
 	dom->domain_fid.ops = &fdv_domain_ops;
 	dom->domain_fid.mr = &fdv_mr_ops;
-#if FDV_EP_RSTREAM
+#if FD_HAVE_RSTREAM
 	if (info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)
 		fdr_domain_init(dom);
 #endif

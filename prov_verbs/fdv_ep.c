@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fdv_internal.h"
-#if FDV_EP_RSTREAM
+#if FD_HAVE_RSTREAM
 #include "fdr.h"
 #endif
 
@@ -333,7 +333,7 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 
 	if (!domain || !info || !ep_out)
 		return -FI_EINVAL;
-#if FDV_EP_RSTREAM
+#if FD_HAVE_RSTREAM
 	if (info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)
 		return fdr_ep_open(domain, info, ep_out, context);
 #endif

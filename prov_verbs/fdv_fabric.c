@@ -90,7 +90,7 @@ int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 	if (!attr || !fabric)
 		return -FI_EINVAL;
 	if (attr->prov_name && strcmp(attr->prov_name, "verbs") &&
-	    !(FDV_EP_RSTREAM && !strcmp(attr->prov_name, "verbs;rstream"))) {
+	    !(FD_HAVE_RSTREAM && !strcmp(attr->prov_name, "verbs;rstream"))) {
 		FD_DBG(FD_LOG_FABRIC, "provider %s is not verbs", attr->prov_name);
 		return -FI_ENODATA;
 	}

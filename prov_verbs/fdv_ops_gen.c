@@ -13,18 +13,43 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_collective.h>
 #include <fdv/fdv_msg.h>
-#include <fdv/fdv_config.h>
-#if FDV_EP_RSTREAM
-#include <fdv/fdr_msg.h>
-#endif
 #include <fdv/fdv_cq.h>
 #include <fdv/fdv_rma.h>
 #include <fdv/fdv_atomic.h>
 #include <fdv/fdv_ep.h>
 #include "fdv_ops.h"
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, void *context)
+ssize_t fdv_no_msg_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)dest_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+ssize_t fdv_no_msg_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)dest_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+ssize_t fdv_no_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+ssize_t fdv_no_msg_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -35,10 +60,8 @@ static ssize_t fdv_enosys_senddata(struct fid_ep *ep, const void *buf, size_t le
 	(void)context;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr)
+ssize_t fdv_no_msg_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr)
 {
 	(void)ep;
 	(void)buf;
@@ -46,10 +69,8 @@ static ssize_t fdv_enosys_inject(struct fid_ep *ep, const void *buf, size_t len,
 	(void)dest_addr;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr)
+ssize_t fdv_no_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr)
 {
 	(void)ep;
 	(void)buf;
@@ -58,10 +79,38 @@ static ssize_t fdv_enosys_injectdata(struct fid_ep *ep, const void *buf, size_t 
 	(void)dest_addr;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
+ssize_t fdv_no_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, void *context)
+{
+	(void)ep;
+	(void)buf;
+	(void)len;
+	(void)desc;
+	(void)src_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+ssize_t fdv_no_msg_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src_addr, void *context)
+{
+	(void)ep;
+	(void)iov;
+	(void)desc;
+	(void)count;
+	(void)src_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+ssize_t fdv_no_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
+{
+	(void)ep;
+	(void)msg;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+ssize_t fdv_no_rma_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -73,10 +122,8 @@ static ssize_t fdv_enosys_read(struct fid_ep *ep, void *buf, size_t len, void *d
 	(void)context;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_readv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
+ssize_t fdv_no_rma_readv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
 {
 	(void)ep;
 	(void)iov;
@@ -88,20 +135,16 @@ static ssize_t fdv_enosys_readv(struct fid_ep *ep, const struct iovec *iov, void
 	(void)context;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
+ssize_t fdv_no_rma_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
 {
 	(void)ep;
 	(void)msg;
 	(void)flags;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_write(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
+ssize_t fdv_no_rma_write(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -113,10 +156,8 @@ static ssize_t fdv_enosys_write(struct fid_ep *ep, const void *buf, size_t len, 
 	(void)context;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_writev(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
+ssize_t fdv_no_rma_writev(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
 {
 	(void)ep;
 	(void)iov;
@@ -128,20 +169,16 @@ static ssize_t fdv_enosys_writev(struct fid_ep *ep, const struct iovec *iov, voi
 	(void)context;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
+ssize_t fdv_no_rma_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
 {
 	(void)ep;
 	(void)msg;
 	(void)flags;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_inject_write(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t addr, uint64_t key)
+ssize_t fdv_no_rma_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t addr, uint64_t key)
 {
 	(void)ep;
 	(void)buf;
@@ -151,10 +188,8 @@ static ssize_t fdv_enosys_inject_write(struct fid_ep *ep, const void *buf, size_
 	(void)key;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
+ssize_t fdv_no_rma_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -167,10 +202,8 @@ static ssize_t fdv_enosys_writedata(struct fid_ep *ep, const void *buf, size_t l
 	(void)context;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_inject_writedata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key)
+ssize_t fdv_no_rma_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key)
 {
 	(void)ep;
 	(void)buf;
@@ -181,10 +214,8 @@ static ssize_t fdv_enosys_inject_writedata(struct fid_ep *ep, const void *buf, s
 	(void)key;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_atomic(struct fid_ep *ep, const void *buf, size_t count, void *desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+ssize_t fdv_no_atomic_write(struct fid_ep *ep, const void *buf, size_t count, void *desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -198,10 +229,8 @@ static ssize_t fdv_enosys_atomic(struct fid_ep *ep, const void *buf, size_t coun
 	(void)context;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+ssize_t fdv_no_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
 {
 	(void)ep;
 	(void)iov;
@@ -215,20 +244,16 @@ static ssize_t fdv_enosys_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, v
 	(void)context;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_atomicmsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, uint64_t flags)
+ssize_t fdv_no_atomic_writemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, uint64_t flags)
 {
 	(void)ep;
 	(void)msg;
 	(void)flags;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_inject_atomic(struct fid_ep *ep, const void *buf, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op)
+ssize_t fdv_no_atomic_inject(struct fid_ep *ep, const void *buf, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op)
 {
 	(void)ep;
 	(void)buf;
@@ -240,10 +265,8 @@ static ssize_t fdv_enosys_inject_atomic(struct fid_ep *ep, const void *buf, size
 	(void)op;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_fetch_atomic(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+ssize_t fdv_no_atomic_readwrite(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -259,10 +282,8 @@ static ssize_t fdv_enosys_fetch_atomic(struct fid_ep *ep, const void *buf, size_
 	(void)context;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_fetch_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, struct fi_ioc *resultv, void **result_desc, size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+ssize_t fdv_no_atomic_readwritev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, struct fi_ioc *resultv, void **result_desc, size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
 {
 	(void)ep;
 	(void)iov;
@@ -279,10 +300,8 @@ static ssize_t fdv_enosys_fetch_atomicv(struct fid_ep *ep, const struct fi_ioc *
 	(void)context;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_fetch_atomicmsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
+ssize_t fdv_no_atomic_readwritemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
 {
 	(void)ep;
 	(void)msg;
@@ -292,10 +311,8 @@ static ssize_t fdv_enosys_fetch_atomicmsg(struct fid_ep *ep, const struct fi_msg
 	(void)flags;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_compare_atomic(struct fid_ep *ep, const void *buf, size_t count, void *desc, const void *compare, void *compare_desc, void *result, void *result_desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+ssize_t fdv_no_atomic_compwrite(struct fid_ep *ep, const void *buf, size_t count, void *desc, const void *compare, void *compare_desc, void *result, void *result_desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -313,10 +330,8 @@ static ssize_t fdv_enosys_compare_atomic(struct fid_ep *ep, const void *buf, siz
 	(void)context;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_compare_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, const struct fi_ioc *comparev, void **compare_desc, size_t compare_count, struct fi_ioc *resultv, void **result_desc, size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
+ssize_t fdv_no_atomic_compwritev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, const struct fi_ioc *comparev, void **compare_desc, size_t compare_count, struct fi_ioc *resultv, void **result_desc, size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
 {
 	(void)ep;
 	(void)iov;
@@ -336,10 +351,8 @@ static ssize_t fdv_enosys_compare_atomicv(struct fid_ep *ep, const struct fi_ioc
 	(void)context;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_compare_atomicmsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, const struct fi_ioc *comparev, void **compare_desc, size_t compare_count, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
+ssize_t fdv_no_atomic_compwritemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, const struct fi_ioc *comparev, void **compare_desc, size_t compare_count, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
 {
 	(void)ep;
 	(void)msg;
@@ -352,10 +365,8 @@ static ssize_t fdv_enosys_compare_atomicmsg(struct fid_ep *ep, const struct fi_m
 	(void)flags;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static int fdv_enosys_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
+int fdv_no_atomic_writevalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
 {
 	(void)ep;
 	(void)datatype;
@@ -363,10 +374,8 @@ static int fdv_enosys_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, 
 	(void)count;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static int fdv_enosys_fetch_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
+int fdv_no_atomic_readwritevalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
 {
 	(void)ep;
 	(void)datatype;
@@ -374,10 +383,8 @@ static int fdv_enosys_fetch_atomicvalid(struct fid_ep *ep, enum fi_datatype data
 	(void)count;
 	return -FI_ENOSYS;
 }
-#endif
 
-#if FDV_EP_RSTREAM
-static int fdv_enosys_compare_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
+int fdv_no_atomic_compwritevalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
 {
 	(void)ep;
 	(void)datatype;
@@ -385,9 +392,8 @@ static int fdv_enosys_compare_atomicvalid(struct fid_ep *ep, enum fi_datatype da
 	(void)count;
 	return -FI_ENOSYS;
 }
-#endif
 
-static ssize_t fdv_enosys_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t tag, uint64_t ignore, void *context)
+ssize_t fdv_no_tagged_recv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t tag, uint64_t ignore, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -400,7 +406,7 @@ static ssize_t fdv_enosys_trecv(struct fid_ep *ep, void *buf, size_t len, void *
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src_addr, uint64_t tag, uint64_t ignore, void *context)
+ssize_t fdv_no_tagged_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src_addr, uint64_t tag, uint64_t ignore, void *context)
 {
 	(void)ep;
 	(void)iov;
@@ -413,7 +419,7 @@ static ssize_t fdv_enosys_trecvv(struct fid_ep *ep, const struct iovec *iov, voi
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
+ssize_t fdv_no_tagged_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
 	(void)ep;
 	(void)msg;
@@ -421,7 +427,7 @@ static ssize_t fdv_enosys_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t tag, void *context)
+ssize_t fdv_no_tagged_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t tag, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -433,7 +439,7 @@ static ssize_t fdv_enosys_tsend(struct fid_ep *ep, const void *buf, size_t len, 
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_tsendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t tag, void *context)
+ssize_t fdv_no_tagged_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t tag, void *context)
 {
 	(void)ep;
 	(void)iov;
@@ -445,7 +451,7 @@ static ssize_t fdv_enosys_tsendv(struct fid_ep *ep, const struct iovec *iov, voi
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
+ssize_t fdv_no_tagged_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
 	(void)ep;
 	(void)msg;
@@ -453,7 +459,7 @@ static ssize_t fdv_enosys_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_tinject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t tag)
+ssize_t fdv_no_tagged_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t tag)
 {
 	(void)ep;
 	(void)buf;
@@ -463,7 +469,7 @@ static ssize_t fdv_enosys_tinject(struct fid_ep *ep, const void *buf, size_t len
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, uint64_t tag, void *context)
+ssize_t fdv_no_tagged_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, uint64_t tag, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -476,7 +482,7 @@ static ssize_t fdv_enosys_tsenddata(struct fid_ep *ep, const void *buf, size_t l
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr, uint64_t tag)
+ssize_t fdv_no_tagged_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr, uint64_t tag)
 {
 	(void)ep;
 	(void)buf;
@@ -487,7 +493,7 @@ static ssize_t fdv_enosys_tinjectdata(struct fid_ep *ep, const void *buf, size_t
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_barrier(struct fid_ep *ep, fi_addr_t coll_addr, void *context)
+ssize_t fdv_no_collective_barrier(struct fid_ep *ep, fi_addr_t coll_addr, void *context)
 {
 	(void)ep;
 	(void)coll_addr;
@@ -495,7 +501,7 @@ static ssize_t fdv_enosys_barrier(struct fid_ep *ep, fi_addr_t coll_addr, void *
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_broadcast(struct fid_ep *ep, void *buf, size_t count, void *desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context)
+ssize_t fdv_no_collective_broadcast(struct fid_ep *ep, void *buf, size_t count, void *desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -509,7 +515,7 @@ static ssize_t fdv_enosys_broadcast(struct fid_ep *ep, void *buf, size_t count, 
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_alltoall(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, uint64_t flags, void *context)
+ssize_t fdv_no_collective_alltoall(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, uint64_t flags, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -524,7 +530,7 @@ static ssize_t fdv_enosys_alltoall(struct fid_ep *ep, const void *buf, size_t co
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_allreduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
+ssize_t fdv_no_collective_allreduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -540,7 +546,7 @@ static ssize_t fdv_enosys_allreduce(struct fid_ep *ep, const void *buf, size_t c
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_allgather(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, uint64_t flags, void *context)
+ssize_t fdv_no_collective_allgather(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, uint64_t flags, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -555,7 +561,7 @@ static ssize_t fdv_enosys_allgather(struct fid_ep *ep, const void *buf, size_t c
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_reduce_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
+ssize_t fdv_no_collective_reduce_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -571,7 +577,7 @@ static ssize_t fdv_enosys_reduce_scatter(struct fid_ep *ep, const void *buf, siz
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_reduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
+ssize_t fdv_no_collective_reduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -588,7 +594,7 @@ static ssize_t fdv_enosys_reduce(struct fid_ep *ep, const void *buf, size_t coun
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context)
+ssize_t fdv_no_collective_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -604,7 +610,7 @@ static ssize_t fdv_enosys_scatter(struct fid_ep *ep, const void *buf, size_t cou
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_gather(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context)
+ssize_t fdv_no_collective_gather(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context)
 {
 	(void)ep;
 	(void)buf;
@@ -620,7 +626,7 @@ static ssize_t fdv_enosys_gather(struct fid_ep *ep, const void *buf, size_t coun
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_collective_msg(struct fid_ep *ep, const struct fi_msg_collective *msg, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
+ssize_t fdv_no_collective_msg(struct fid_ep *ep, const struct fi_msg_collective *msg, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
 {
 	(void)ep;
 	(void)msg;
@@ -631,7 +637,7 @@ static ssize_t fdv_enosys_collective_msg(struct fid_ep *ep, const struct fi_msg_
 	return -FI_ENOSYS;
 }
 
-static ssize_t fdv_enosys_collective_barrier2(struct fid_ep *ep, fi_addr_t coll_addr, uint64_t flags, void *context)
+ssize_t fdv_no_collective_barrier2(struct fid_ep *ep, fi_addr_t coll_addr, uint64_t flags, void *context)
 {
 	(void)ep;
 	(void)coll_addr;
@@ -639,17 +645,6 @@ static ssize_t fdv_enosys_collective_barrier2(struct fid_ep *ep, fi_addr_t coll_
 	(void)context;
 	return -FI_ENOSYS;
 }
-
-struct fi_ops_cq fdv_ops_cq = {
-	.size = sizeof(struct fi_ops_cq),
-	.read = fdv_cq_read,
-	.readfrom = fdv_cq_readfrom,
-	.readerr = fdv_cq_readerr,
-	.sread = fdv_cq_sread,
-	.sreadfrom = fdv_cq_sreadfrom,
-	.signal = fdv_cq_signal,
-	.strerror = fdv_cq_strerror,
-};
 
 struct fi_ops_atomic fdv_msg_ops_atomic = {
 	.size = sizeof(struct fi_ops_atomic),
@@ -670,17 +665,17 @@ struct fi_ops_atomic fdv_msg_ops_atomic = {
 
 struct fi_ops_collective fdv_msg_ops_collective = {
 	.size = sizeof(struct fi_ops_collective),
-	.barrier = fdv_enosys_barrier,
-	.broadcast = fdv_enosys_broadcast,
-	.alltoall = fdv_enosys_alltoall,
-	.allreduce = fdv_enosys_allreduce,
-	.allgather = fdv_enosys_allgather,
-	.reduce_scatter = fdv_enosys_reduce_scatter,
-	.reduce = fdv_enosys_reduce,
-	.scatter = fdv_enosys_scatter,
-	.gather = fdv_enosys_gather,
-	.msg = fdv_enosys_collective_msg,
-	.barrier2 = fdv_enosys_collective_barrier2,
+	.barrier = fdv_no_collective_barrier,
+	.broadcast = fdv_no_collective_broadcast,
+	.alltoall = fdv_no_collective_alltoall,
+	.allreduce = fdv_no_collective_allreduce,
+	.allgather = fdv_no_collective_allgather,
+	.reduce_scatter = fdv_no_collective_reduce_scatter,
+	.reduce = fdv_no_collective_reduce,
+	.scatter = fdv_no_collective_scatter,
+	.gather = fdv_no_collective_gather,
+	.msg = fdv_no_collective_msg,
+	.barrier2 = fdv_no_collective_barrier2,
 };
 
 struct fi_ops_msg fdv_msg_ops_msg = {
@@ -711,94 +706,95 @@ struct fi_ops_rma fdv_msg_ops_rma = {
 
 struct fi_ops_tagged fdv_msg_ops_tagged = {
 	.size = sizeof(struct fi_ops_tagged),
-	.recv = fdv_enosys_trecv,
-	.recvv = fdv_enosys_trecvv,
-	.recvmsg = fdv_enosys_trecvmsg,
-	.send = fdv_enosys_tsend,
-	.sendv = fdv_enosys_tsendv,
-	.sendmsg = fdv_enosys_tsendmsg,
-	.inject = fdv_enosys_tinject,
-	.senddata = fdv_enosys_tsenddata,
-	.injectdata = fdv_enosys_tinjectdata,
+	.recv = fdv_no_tagged_recv,
+	.recvv = fdv_no_tagged_recvv,
+	.recvmsg = fdv_no_tagged_recvmsg,
+	.send = fdv_no_tagged_send,
+	.sendv = fdv_no_tagged_sendv,
+	.sendmsg = fdv_no_tagged_sendmsg,
+	.inject = fdv_no_tagged_inject,
+	.senddata = fdv_no_tagged_senddata,
+	.injectdata = fdv_no_tagged_injectdata,
 };
 
-#if FDV_EP_RSTREAM
-struct fi_ops_atomic fdv_rstream_ops_atomic = {
+struct fi_ops_cq fdv_ops_cq = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = fdv_cq_read,
+	.readfrom = fdv_cq_readfrom,
+	.readerr = fdv_cq_readerr,
+	.sread = fdv_cq_sread,
+	.sreadfrom = fdv_cq_sreadfrom,
+	.signal = fdv_cq_signal,
+	.strerror = fdv_cq_strerror,
+};
+
+struct fi_ops_atomic fdv_no_ops_atomic = {
 	.size = sizeof(struct fi_ops_atomic),
-	.write = fdv_enosys_atomic,
-	.writev = fdv_enosys_atomicv,
-	.writemsg = fdv_enosys_atomicmsg,
-	.inject = fdv_enosys_inject_atomic,
-	.readwrite = fdv_enosys_fetch_atomic,
-	.readwritev = fdv_enosys_fetch_atomicv,
-	.readwritemsg = fdv_enosys_fetch_atomicmsg,
-	.compwrite = fdv_enosys_compare_atomic,
-	.compwritev = fdv_enosys_compare_atomicv,
-	.compwritemsg = fdv_enosys_compare_atomicmsg,
-	.writevalid = fdv_enosys_atomicvalid,
-	.readwritevalid = fdv_enosys_fetch_atomicvalid,
-	.compwritevalid = fdv_enosys_compare_atomicvalid,
+	.write = fdv_no_atomic_write,
+	.writev = fdv_no_atomic_writev,
+	.writemsg = fdv_no_atomic_writemsg,
+	.inject = fdv_no_atomic_inject,
+	.readwrite = fdv_no_atomic_readwrite,
+	.readwritev = fdv_no_atomic_readwritev,
+	.readwritemsg = fdv_no_atomic_readwritemsg,
+	.compwrite = fdv_no_atomic_compwrite,
+	.compwritev = fdv_no_atomic_compwritev,
+	.compwritemsg = fdv_no_atomic_compwritemsg,
+	.writevalid = fdv_no_atomic_writevalid,
+	.readwritevalid = fdv_no_atomic_readwritevalid,
+	.compwritevalid = fdv_no_atomic_compwritevalid,
 };
-#endif
 
-#if FDV_EP_RSTREAM
-struct fi_ops_collective fdv_rstream_ops_collective = {
+struct fi_ops_collective fdv_no_ops_collective = {
 	.size = sizeof(struct fi_ops_collective),
-	.barrier = fdv_enosys_barrier,
-	.broadcast = fdv_enosys_broadcast,
-	.alltoall = fdv_enosys_alltoall,
-	.allreduce = fdv_enosys_allreduce,
-	.allgather = fdv_enosys_allgather,
-	.reduce_scatter = fdv_enosys_reduce_scatter,
-	.reduce = fdv_enosys_reduce,
-	.scatter = fdv_enosys_scatter,
-	.gather = fdv_enosys_gather,
-	.msg = fdv_enosys_collective_msg,
-	.barrier2 = fdv_enosys_collective_barrier2,
+	.barrier = fdv_no_collective_barrier,
+	.broadcast = fdv_no_collective_broadcast,
+	.alltoall = fdv_no_collective_alltoall,
+	.allreduce = fdv_no_collective_allreduce,
+	.allgather = fdv_no_collective_allgather,
+	.reduce_scatter = fdv_no_collective_reduce_scatter,
+	.reduce = fdv_no_collective_reduce,
+	.scatter = fdv_no_collective_scatter,
+	.gather = fdv_no_collective_gather,
+	.msg = fdv_no_collective_msg,
+	.barrier2 = fdv_no_collective_barrier2,
 };
-#endif
 
-#if FDV_EP_RSTREAM
-struct fi_ops_msg fdv_rstream_ops_msg = {
+struct fi_ops_msg fdv_no_ops_msg = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = fdr_msg_recv,
-	.recvv = fdr_msg_recvv,
-	.recvmsg = fdr_msg_recvmsg,
-	.send = fdr_msg_send,
-	.sendv = fdr_msg_sendv,
-	.sendmsg = fdr_msg_sendmsg,
-	.inject = fdv_enosys_inject,
-	.senddata = fdv_enosys_senddata,
-	.injectdata = fdv_enosys_injectdata,
+	.recv = fdv_no_msg_recv,
+	.recvv = fdv_no_msg_recvv,
+	.recvmsg = fdv_no_msg_recvmsg,
+	.send = fdv_no_msg_send,
+	.sendv = fdv_no_msg_sendv,
+	.sendmsg = fdv_no_msg_sendmsg,
+	.inject = fdv_no_msg_inject,
+	.senddata = fdv_no_msg_senddata,
+	.injectdata = fdv_no_msg_injectdata,
 };
-#endif
 
-#if FDV_EP_RSTREAM
-struct fi_ops_rma fdv_rstream_ops_rma = {
+struct fi_ops_rma fdv_no_ops_rma = {
 	.size = sizeof(struct fi_ops_rma),
-	.read = fdv_enosys_read,
-	.readv = fdv_enosys_readv,
-	.readmsg = fdv_enosys_readmsg,
-	.write = fdv_enosys_write,
-	.writev = fdv_enosys_writev,
-	.writemsg = fdv_enosys_writemsg,
-	.inject = fdv_enosys_inject_write,
-	.writedata = fdv_enosys_writedata,
-	.injectdata = fdv_enosys_inject_writedata,
+	.read = fdv_no_rma_read,
+	.readv = fdv_no_rma_readv,
+	.readmsg = fdv_no_rma_readmsg,
+	.write = fdv_no_rma_write,
+	.writev = fdv_no_rma_writev,
+	.writemsg = fdv_no_rma_writemsg,
+	.inject = fdv_no_rma_inject,
+	.writedata = fdv_no_rma_writedata,
+	.injectdata = fdv_no_rma_injectdata,
 };
-#endif
 
-#if FDV_EP_RSTREAM
-struct fi_ops_tagged fdv_rstream_ops_tagged = {
+struct fi_ops_tagged fdv_no_ops_tagged = {
 	.size = sizeof(struct fi_ops_tagged),
-	.recv = fdv_enosys_trecv,
-	.recvv = fdv_enosys_trecvv,
-	.recvmsg = fdv_enosys_trecvmsg,
-	.send = fdv_enosys_tsend,
-	.sendv = fdv_enosys_tsendv,
-	.sendmsg = fdv_enosys_tsendmsg,
-	.inject = fdv_enosys_tinject,
-	.senddata = fdv_enosys_tsenddata,
-	.injectdata = fdv_enosys_tinjectdata,
+	.recv = fdv_no_tagged_recv,
+	.recvv = fdv_no_tagged_recvv,
+	.recvmsg = fdv_no_tagged_recvmsg,
+	.send = fdv_no_tagged_send,
+	.sendv = fdv_no_tagged_sendv,
+	.sendmsg = fdv_no_tagged_sendmsg,
+	.inject = fdv_no_tagged_inject,
+	.senddata = fdv_no_tagged_senddata,
+	.injectdata = fdv_no_tagged_injectdata,
 };
-#endif

@@ -13,7 +13,6 @@
 #include <strings.h>
 
 #include "fd_core.h"
-#include <fdv/fdv_config.h>
 
 /*
  * Providers in the order their answers are listed, best first.  A layered
@@ -28,7 +27,7 @@ static const struct fd_provider fd_verbs_provider = {
 	.init = fdv_getinfo_init,
 };
 
-#if FDV_EP_RSTREAM
+#if FD_HAVE_RSTREAM
 /* FI_EP_SOCK_STREAM over verbs RMA (prov_verbs/rstream). */
 int fdr_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
@@ -45,11 +44,11 @@ static const struct fd_provider fd_rstream_provider = {
 static pthread_mutex_t fd_prov_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct fd_provider *fd_providers[FD_MAX_PROVIDERS] = {
 	&fd_verbs_provider,
-#if FDV_EP_RSTREAM
+#if FD_HAVE_RSTREAM
 	&fd_rstream_provider,
 #endif
 };
-static int fd_provider_count = 1 + FDV_EP_RSTREAM;
+static int fd_provider_count = 1 + FD_HAVE_RSTREAM;
 
 int fd_register_provider(const struct fd_provider *prov)
 {

@@ -6,7 +6,7 @@
 
 #include "fdv_internal.h"
 #include "fdr_proto.h"
-#include <fdv/fdr_msg.h>
+#include "fdv_ops.h"
 
 #define FDR_PROV_NAME		"verbs;rstream"
 
@@ -112,6 +112,18 @@ struct fi_info *fdr_core_info(const struct fi_info *info);
 /* The rstream info for a verbs info (a new fi_info), from a template. */
 struct fi_info *fdr_stream_info(const struct fi_info *tmpl,
 				const struct fi_info *core);
+
+/* fdr_msg_ops.c: the endpoints' fi_msg table */
+extern struct fi_ops_msg fdr_ops_msg;
+
+/* The stream calls behind it. flags: 0 or FI_PEEK. Return the bytes
+ * accepted / delivered (> 0), 0 for a zero-length call or, on receive, at
+ * the end of the stream, or a negative fi error (-FI_EAGAIN: nothing can
+ * move now). */
+ssize_t fdr_stream_send(struct fid_ep *ep, const struct iovec *iov,
+			size_t count, uint64_t flags);
+ssize_t fdr_stream_recv(struct fid_ep *ep, const struct iovec *iov,
+			size_t count, uint64_t flags);
 
 /* fdr_ep.c */
 int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,

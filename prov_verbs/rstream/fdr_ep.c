@@ -1034,18 +1034,18 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (ret)
 		goto err;
 
-	ep->kind = FDV_EP_KIND_STREAM;
+	ep->kind = FDV_EP_KIND_LAYER;
 	ep->state = FDR_IDLE;
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
 	ep->ep_fid.fid.ops = &fdr_ep_fid_ops;
 	ep->ep_fid.ops = &fdr_ep_ops;
 	ep->ep_fid.cm = &fdr_ep_cm_ops;
-	ep->ep_fid.msg = &fdv_rstream_ops_msg;
-	ep->ep_fid.rma = &fdv_rstream_ops_rma;
-	ep->ep_fid.atomic = &fdv_rstream_ops_atomic;
-	ep->ep_fid.tagged = &fdv_rstream_ops_tagged;
-	ep->ep_fid.collective = &fdv_rstream_ops_collective;
+	ep->ep_fid.msg = &fdr_ops_msg;
+	ep->ep_fid.rma = &fdv_no_ops_rma;
+	ep->ep_fid.atomic = &fdv_no_ops_atomic;
+	ep->ep_fid.tagged = &fdv_no_ops_tagged;
+	ep->ep_fid.collective = &fdv_no_ops_collective;
 	atomic_fetch_add(&dom->refs, 1);
 	*ep_out = &ep->ep_fid;
 	return 0;

@@ -20,7 +20,7 @@
 #include <rdma/fi_errno.h>
 
 #include "fd_core.h"
-/* FDV_EP_RSTREAM: the built-in rstream layer answers too */
+/* FD_HAVE_RSTREAM: the built-in rstream layer answers too */
 #include <fdv/fdv_config.h>
 
 static int failures;
@@ -120,7 +120,7 @@ static void test_prov_attr_only(void)
 
 	CHECK(fi_getinfo(FI_VERSION(1, 10), NULL, NULL, FI_PROV_ATTR_ONLY, NULL,
 			 &info) == 0, "attr only");
-	CHECK(count(info) == 1 + FDV_EP_RSTREAM, "one entry per provider: %d",
+	CHECK(count(info) == 1 + FD_HAVE_RSTREAM, "one entry per provider: %d",
 	      count(info));
 	if (info) {
 		CHECK(!strcmp(info->fabric_attr->prov_name, "verbs"), "name");
@@ -140,11 +140,11 @@ static void test_prov_attr_only(void)
 	free(hints->fabric_attr->prov_name);
 	hints->fabric_attr->prov_name = strdup("Verbs");
 	CHECK(fi_getinfo(V117, NULL, NULL, FI_PROV_ATTR_ONLY, hints, &info) ==
-	      0 && count(info) == 1 + FDV_EP_RSTREAM, "verbs asked");
+	      0 && count(info) == 1 + FD_HAVE_RSTREAM, "verbs asked");
 	fi_freeinfo(info);
 	free(hints->fabric_attr->prov_name);
 	/* A layer nobody provides: the core alone does not answer it. */
-	hints->fabric_attr->prov_name = strdup(FDV_EP_RSTREAM ? "verbs;nolayer" :
+	hints->fabric_attr->prov_name = strdup(FD_HAVE_RSTREAM ? "verbs;nolayer" :
 					       "verbs;rstream");
 	CHECK(fi_getinfo(V117, NULL, NULL, FI_PROV_ATTR_ONLY, hints, &info) ==
 	      -FI_ENODATA, "missing layer");
@@ -206,10 +206,10 @@ static void test_registered(void)
 
 	CHECK(fi_getinfo(FI_VERSION(1, 12), NULL, NULL, FI_PROV_ATTR_ONLY, NULL,
 			 &info) == 0, "both");
-	CHECK(count(info) == 2 + FDV_EP_RSTREAM, "verbs then the layer: %d",
+	CHECK(count(info) == 2 + FD_HAVE_RSTREAM, "verbs then the layer: %d",
 	      count(info));
-	if (count(info) == 2 + FDV_EP_RSTREAM) {
-		struct fi_info *layer = FDV_EP_RSTREAM ? info->next->next :
+	if (count(info) == 2 + FD_HAVE_RSTREAM) {
+		struct fi_info *layer = FD_HAVE_RSTREAM ? info->next->next :
 					info->next;
 
 		CHECK(!strcmp(info->fabric_attr->prov_name, "verbs"), "first");
