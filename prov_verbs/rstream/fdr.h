@@ -125,10 +125,19 @@ ssize_t fdr_stream_send(struct fid_ep *ep, const struct iovec *iov,
 ssize_t fdr_stream_recv(struct fid_ep *ep, const struct iovec *iov,
 			size_t count, uint64_t flags);
 
+static inline struct fdr_ep *fdr_ep_of(struct fid_ep *ep_fid)
+{
+	return fdv_container_of(ep_fid, struct fdr_ep, ep_fid);
+}
+
 /* fdr_ep.c */
 int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
+
+/* fdr_stream.c */
 void fdr_progress(struct fdr_ep *ep);
+/* Post the receive for one 4-byte slot (a work request of the ring). */
+int fdr_post_rx(struct fdr_ep *ep, uint32_t slot);
 void fdr_set_error(struct fdr_ep *ep, int err);
 void fdr_wait_update(struct fdr_ep *ep);
 /* The verbs connection is gone: take what completed before it went. */
