@@ -64,11 +64,11 @@ class Header:
 
 
 class Layers:
-    """`@layers MACRO KIND-MSG`: endpoints of another kind than MSG (layers
-    built over verbs) exist when MACRO is non-zero; KIND-MSG is the MSG
-    endpoints' fdv_ep_kind() value."""
-    def __init__(self, macro=None, msg_kind=None):
-        self.macro, self.msg_kind = macro, msg_kind
+    """`@layers MACRO LAYER-KIND`: endpoints of layers built over verbs
+    exist when MACRO is non-zero; LAYER-KIND is their fdv_ep_kind() value
+    (every layer's: they all go through their own ops tables)."""
+    def __init__(self, macro=None, layer_kind=None):
+        self.macro, self.layer_kind = macro, layer_kind
 
 
 def parse_spec(text):
@@ -88,7 +88,7 @@ def parse_spec(text):
             continue
         if words[0] == "@layers":
             if len(words) != 3 or layers.macro:
-                raise GenError("%s:%d: one @layers CONFIG-MACRO MSG-KIND" % (SPEC, n))
+                raise GenError("%s:%d: one @layers CONFIG-MACRO LAYER-KIND" % (SPEC, n))
             layers = Layers(words[1], words[2])
             continue
         if words[0] == "@header":
@@ -267,8 +267,8 @@ def call_impl(func, impl):
 
 def impl_body(func, impls, layers):
     """Body of a direct wrapper. When a layer's endpoints are compiled in,
-    an endpoint call tests the kind once: anything but MSG takes the
-    default body (the endpoint's own ops table), MSG the inline code."""
+    an endpoint call tests the kind once: a layer's endpoint takes the
+    default body (its own ops table), a MSG endpoint the inline code."""
     if not is_ep_call(func):
         if list(impls) != [None]:
             raise GenError("%s: endpoint types given for a call that takes no endpoint" % func.name)
@@ -282,7 +282,7 @@ def impl_body(func, impls, layers):
     ep = func.param_names()[0]
     if layers.macro:
         lines.append("#if %s" % layers.macro)
-        lines.append("\tif (fdv_unlikely(fdv_ep_kind(%s) != %s))" % (ep, layers.msg_kind))
+        lines.append("\tif (fdv_unlikely(fdv_ep_kind(%s) == %s))" % (ep, layers.layer_kind))
         lines.append("\t\t" + " ".join(func.body.split()))
         lines.append("#endif")
     lines.append("\t" + call_impl(func, impls["msg"]))

@@ -84,21 +84,31 @@ def walk(insns, start, avoid_edge=None):
     return seen
 
 
-def kind_test(insns, kind_off):
-    """(branch address, edge to the layer path, edge to the MSG path) of the
-    endpoint-kind test: a conditional jump after a read of the kind field
-    of the first argument (%rdi) tested against 0 (FDV_EP_KIND_MSG)."""
+def kind_test(insns, kind_off, layer_kind):
+    """(edge to the layer path, instructions of the test) of the
+    endpoint-kind test: the first conditional jump after a read of the kind
+    field of the first argument (%rdi), compared with FDV_EP_KIND_LAYER or
+    tested against 0 (FDV_EP_KIND_MSG)."""
     pat = re.compile(r"\b0x%x\(%%rdi\)" % kind_off)
     for i, (a, mnem, ops) in enumerate(insns):
         if not pat.search(ops):
             continue
-        for b, bm, bops in insns[i + 1:i + 4]:
+        cmp_layer = mnem.startswith("cmp") and \
+            re.match(r"\$0x%x," % layer_kind, ops) is not None
+        for j, (b, bm, bops) in enumerate(insns[i + 1:i + 4]):
             if bm in ("jne", "jnz", "je", "jz"):
                 tgt = direct_target(bops)
-                nxt = insns[[x[0] for x in insns].index(b) + 1][0]
-                if bm in ("jne", "jnz"):      # taken: kind != MSG
-                    return b, (b, tgt), (b, nxt)
-                return b, (b, nxt), (b, tgt)
+                nxt = insns[i + 2 + j][0]
+                eq = bm in ("je", "jz")
+                # cmp $LAYER: taken on equal is the layer; against 0 (MSG):
+                # taken on not-equal is the layer
+                taken_layer = eq if cmp_layer else not eq
+                # the read, any compare/test between it and the branch (a
+                # load then a test), the branch; the compiler may schedule
+                # unrelated instructions in between
+                between = [m for _, m, _ in insns[i + 1:i + 1 + j]
+                           if m.startswith(("cmp", "test"))]
+                return (b, tgt if taken_layer else nxt), 2 + len(between)
         return None
     return None
 
@@ -132,11 +142,13 @@ def main():
         path = {a for a, _, _ in insns}
         layer_other = None
         if layers and probe in EP_PROBES:
-            kt = kind_test(insns, offsets["kind"])
+            kt = kind_test(insns, offsets["kind"], offsets["layer_kind"])
             if kt is None:
                 notes.append("no endpoint-kind test found")
             else:
-                _, to_layer, to_msg = kt
+                to_layer, kt_len = kt
+                if kt_len != 2:
+                    notes.append("the kind test is %d instructions, not 2" % kt_len)
                 path = walk(insns, insns[0][0], avoid_edge=to_layer)
                 layer_path = walk(insns, to_layer[1])
                 layer_other = [indirect_of(m, o) for a, m, o in insns

@@ -57,6 +57,7 @@ int main(void)
 	printf("poll_cq %zu\n", ops + offsetof(struct ibv_context_ops, poll_cq));
 	/* where the endpoint-kind test reads, when a layer is compiled in */
 	printf("kind %zu\n", offsetof(struct fdv_ep_head, kind));
+	printf("layer_kind %d\n", FDV_EP_KIND_LAYER);
 	printf("layers %d\n", FDV_EP_LAYERS);
 #ifdef FABRIC_DIRECT
 	printf("direct 1\n");

@@ -149,7 +149,7 @@ FDV_INLINE ssize_t fi_recv(struct fid_ep *ep, void *buf, size_t len,
 			      void *desc, fi_addr_t src_addr, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->msg->recv(ep, buf, len, desc, src_addr, context);
 #endif
 	return fdv_msg_recv(ep, buf, len, desc, src_addr, context);
@@ -160,7 +160,7 @@ FDV_INLINE ssize_t fi_recvv(struct fid_ep *ep, const struct iovec *iov,
 			       void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->msg->recvv(ep, iov, desc, count, src_addr, context);
 #endif
 	return fdv_msg_recvv(ep, iov, desc, count, src_addr, context);
@@ -170,7 +170,7 @@ FDV_INLINE ssize_t fi_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				 uint64_t flags)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->msg->recvmsg(ep, msg, flags);
 #endif
 	return fdv_msg_recvmsg(ep, msg, flags);
@@ -180,7 +180,7 @@ FDV_INLINE ssize_t fi_send(struct fid_ep *ep, const void *buf, size_t len,
 			      void *desc, fi_addr_t dest_addr, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->msg->send(ep, buf, len, desc, dest_addr, context);
 #endif
 	return fdv_msg_send(ep, buf, len, desc, dest_addr, context);
@@ -191,7 +191,7 @@ FDV_INLINE ssize_t fi_sendv(struct fid_ep *ep, const struct iovec *iov,
 			       void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->msg->sendv(ep, iov, desc, count, dest_addr, context);
 #endif
 	return fdv_msg_sendv(ep, iov, desc, count, dest_addr, context);
@@ -201,7 +201,7 @@ FDV_INLINE ssize_t fi_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				 uint64_t flags)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->msg->sendmsg(ep, msg, flags);
 #endif
 	return fdv_msg_sendmsg(ep, msg, flags);
@@ -211,7 +211,7 @@ FDV_INLINE ssize_t fi_inject(struct fid_ep *ep, const void *buf, size_t len,
 				fi_addr_t dest_addr)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->msg->inject(ep, buf, len, dest_addr);
 #endif
 	return fdv_msg_inject(ep, buf, len, dest_addr);
@@ -222,7 +222,7 @@ FDV_INLINE ssize_t fi_senddata(struct fid_ep *ep, const void *buf,
 				  fi_addr_t dest_addr, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->msg->senddata(ep, buf, len, desc, data, dest_addr, context);
 #endif
 	return fdv_msg_senddata(ep, buf, len, desc, data, dest_addr, context);
@@ -233,7 +233,7 @@ FDV_INLINE ssize_t fi_injectdata(struct fid_ep *ep, const void *buf,
 				    fi_addr_t dest_addr)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->msg->injectdata(ep, buf, len, data, dest_addr);
 #endif
 	return fdv_msg_injectdata(ep, buf, len, data, dest_addr);

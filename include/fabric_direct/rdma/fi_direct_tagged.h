@@ -32,7 +32,7 @@ FDV_INLINE ssize_t fi_trecv(struct fid_ep *ep, void *buf, size_t len,
 	(void)ignore;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->tagged->recv(ep, buf, len, desc, src_addr, tag, ignore, context);
 #endif
 	return -FI_ENOSYS;
@@ -51,7 +51,7 @@ FDV_INLINE ssize_t fi_trecvv(struct fid_ep *ep, const struct iovec *iov,
 	(void)ignore;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->tagged->recvv(ep, iov, desc, count, src_addr, tag, ignore, context);
 #endif
 	return -FI_ENOSYS;
@@ -65,7 +65,7 @@ FDV_INLINE ssize_t fi_trecvmsg(struct fid_ep *ep,
 	(void)msg;
 	(void)flags;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->tagged->recvmsg(ep, msg, flags);
 #endif
 	return -FI_ENOSYS;
@@ -83,7 +83,7 @@ FDV_INLINE ssize_t fi_tsend(struct fid_ep *ep, const void *buf, size_t len,
 	(void)tag;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->tagged->send(ep, buf, len, desc, dest_addr, tag, context);
 #endif
 	return -FI_ENOSYS;
@@ -101,7 +101,7 @@ FDV_INLINE ssize_t fi_tsendv(struct fid_ep *ep, const struct iovec *iov,
 	(void)tag;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->tagged->sendv(ep, iov, desc, count, dest_addr, tag, context);
 #endif
 	return -FI_ENOSYS;
@@ -115,7 +115,7 @@ FDV_INLINE ssize_t fi_tsendmsg(struct fid_ep *ep,
 	(void)msg;
 	(void)flags;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->tagged->sendmsg(ep, msg, flags);
 #endif
 	return -FI_ENOSYS;
@@ -130,7 +130,7 @@ FDV_INLINE ssize_t fi_tinject(struct fid_ep *ep, const void *buf,
 	(void)dest_addr;
 	(void)tag;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->tagged->inject(ep, buf, len, dest_addr, tag);
 #endif
 	return -FI_ENOSYS;
@@ -150,7 +150,7 @@ FDV_INLINE ssize_t fi_tsenddata(struct fid_ep *ep, const void *buf,
 	(void)tag;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->tagged->senddata(ep, buf, len, desc, data, dest_addr, tag, context);
 #endif
 	return -FI_ENOSYS;
@@ -167,7 +167,7 @@ FDV_INLINE ssize_t fi_tinjectdata(struct fid_ep *ep, const void *buf,
 	(void)dest_addr;
 	(void)tag;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) != FDV_EP_KIND_MSG))
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
 		return ep->tagged->injectdata(ep, buf, len, data, dest_addr, tag);
 #endif
 	return -FI_ENOSYS;

@@ -24,9 +24,9 @@ FDV_EXTERN_C_BEGIN
 /* Endpoint kinds one library serves. Every endpoint object starts with
  * the public fid_ep followed by its kind (struct fdv_ep_head), so a direct
  * wrapper tells a MSG endpoint, whose calls it inlines, from a layer's
- * with one load and compare; a layer's endpoint is reached through its
- * own ops tables. With no layer compiled in (FDV_EP_LAYERS 0) the test is
- * not compiled at all. */
+ * with one compare against an immediate; every layer's endpoint has
+ * FDV_EP_KIND_LAYER and is reached through its own ops tables. With no
+ * layer compiled in (FDV_EP_LAYERS 0) the test is not compiled at all. */
 enum fdv_ep_kind {
 	FDV_EP_KIND_MSG = 0,
 	FDV_EP_KIND_LAYER = 1,	/* a layer over verbs: calls via ep->msg etc. */
