@@ -9,3 +9,38 @@ target_link_libraries(test_cntr PRIVATE fabric::fabric)
 target_compile_options(test_cntr PRIVATE ${FD_WARNINGS})
 add_test(NAME test_cntr COMMAND test_cntr)
 set_tests_properties(test_cntr PROPERTIES SKIP_RETURN_CODE 77 LABELS unit TIMEOUT 60)
+
+# ---- FI_EP_RDM device tests (tests/rdm) ----
+# Each test is built twice: against this library, and against Debian's
+# libfabric 1.17 (<name>_upstream, not registered: run by hand with
+# tests/rdm/run-upstream.sh, FI_PROVIDER="verbs;ofi_rxm") to check the test
+# itself. Registering the ctests of this library's build needs its RDM
+# layer: FABRIC_DIRECT_RDM_TESTS=ON (default ON once prov_verbs/rdm holds
+# the endpoint code, i.e. the layer is built).
+if(EXISTS ${FD_SRC}/prov_verbs/rdm/fdm_ep.c)
+  set(_fd_rdm_default ON)
+else()
+  set(_fd_rdm_default OFF)
+endif()
+option(FABRIC_DIRECT_RDM_TESTS "Register the FI_EP_RDM device tests" ${_fd_rdm_default})
+
+set(FD_RDM_TESTS rdm_tagged)
+set(FD_RDM_DIR ${CMAKE_CURRENT_SOURCE_DIR}/rdm)
+foreach(t ${FD_RDM_TESTS})
+  add_executable(${t} ${FD_RDM_DIR}/${t}.c ${FD_RDM_DIR}/rdmt.c)
+  target_include_directories(${t} PRIVATE ${FD_RDM_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/device)
+  target_link_libraries(${t} PRIVATE fdt_common)
+  target_compile_options(${t} PRIVATE ${FD_WARNINGS})
+  if(FD_UPSTREAM_LIBFABRIC AND FD_UPSTREAM_FABRIC_H)
+    add_executable(${t}_upstream ${FD_RDM_DIR}/${t}.c ${FD_RDM_DIR}/rdmt.c
+                   ${CMAKE_CURRENT_SOURCE_DIR}/device/fdt.c)
+    target_include_directories(${t}_upstream PRIVATE ${FD_RDM_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/device)
+    target_link_libraries(${t}_upstream PRIVATE ${FD_UPSTREAM_LIBFABRIC} ${IBVERBS_LIBRARY})
+    target_compile_definitions(${t}_upstream PRIVATE FDT_UPSTREAM)
+    target_compile_options(${t}_upstream PRIVATE ${FD_WARNINGS})
+  endif()
+  if(FABRIC_DIRECT_RDM_TESTS)
+    add_test(NAME ${t} COMMAND ${t})
+    set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77 LABELS device TIMEOUT 120)
+  endif()
+endforeach()
