@@ -24,7 +24,8 @@ else()
 endif()
 option(FABRIC_DIRECT_RDM_TESTS "Register the FI_EP_RDM device tests" ${_fd_rdm_default})
 
-set(FD_RDM_TESTS rdm_tagged)
+set(FD_RDM_TESTS rdm_tagged rdm_av rdm_match rdm_peek rdm_large rdm_rma rdm_cntr
+                 rdm_simul rdm_deadpeer rdm_incast)
 set(FD_RDM_DIR ${CMAKE_CURRENT_SOURCE_DIR}/rdm)
 foreach(t ${FD_RDM_TESTS})
   add_executable(${t} ${FD_RDM_DIR}/${t}.c ${FD_RDM_DIR}/rdmt.c)
@@ -44,3 +45,25 @@ foreach(t ${FD_RDM_TESTS})
     set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77 LABELS device TIMEOUT 120)
   endif()
 endforeach()
+
+# ---- real consumers (tests/consumers): Open MPI and fi_pingpong -e rdm ----
+# Over the OFF build's drop-in libfabric.so.1 with its RDM provider; the
+# same scripts take "system" to run over Debian's libfabric instead.
+find_package(MPI COMPONENTS C QUIET)
+if(MPI_C_FOUND)
+  add_executable(mpi_rdm ${CMAKE_CURRENT_SOURCE_DIR}/consumers/mpi_rdm.c)
+  target_link_libraries(mpi_rdm PRIVATE MPI::MPI_C)
+  target_compile_options(mpi_rdm PRIVATE ${FD_WARNINGS})
+endif()
+if(TARGET fabric-direct-libfabric AND FABRIC_DIRECT_RDM_TESTS)
+  if(TARGET mpi_rdm)
+    add_test(NAME consumer_openmpi_rdm
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/consumers/mpi_rdm.sh
+                     $<TARGET_FILE_DIR:fabric-direct-libfabric> $<TARGET_FILE:mpi_rdm>)
+    set_tests_properties(consumer_openmpi_rdm PROPERTIES SKIP_RETURN_CODE 77 LABELS device TIMEOUT 400)
+  endif()
+  add_test(NAME consumer_fi_pingpong_rdm
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/consumers/fi_pingpong_rdm.sh
+                   $<TARGET_FILE_DIR:fabric-direct-libfabric>)
+  set_tests_properties(consumer_fi_pingpong_rdm PROPERTIES SKIP_RETURN_CODE 77 LABELS device TIMEOUT 400)
+endif()

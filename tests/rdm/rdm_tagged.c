@@ -288,8 +288,6 @@ int main(void)
 
 	rdmt_ep_close(&A);
 	rdmt_ep_close(&B);
-	rdmt_cq_close(A.cq);
-	rdmt_cq_close(B.cq);
 	rdmt_dom_close(&dom);
 	return rdmt_pass("rdm_tagged");
 }

@@ -46,6 +46,7 @@ void rdmt_dom_open(struct rdmt_dom *d, struct fi_info *hints)
 	const char *addr = fdt_addr();
 
 	memset(d, 0, sizeof(*d));
+	setvbuf(stdout, NULL, _IOLBF, 0);	/* a killed test still shows its lines */
 	FDT_OK(fi_getinfo(FI_VERSION(1, 17), addr, NULL, FI_SOURCE, hints, &d->info));
 	FDT_ASSERT(d->info->ep_attr->type == FI_EP_RDM, "not an RDM endpoint");
 	FDT_OK(fi_fabric(d->info->fabric_attr, &d->fabric, NULL));
@@ -92,6 +93,7 @@ void rdmt_ep_open(struct rdmt_dom *d, struct rdmt_ep *e, struct rdmt_cq *cq,
 
 	memset(e, 0, sizeof(*e));
 	e->dom = d;
+	e->own_cq = !cq;
 	e->cq = cq ? cq : rdmt_cq_open(d);
 	FDT_OK(fi_av_open(d->domain, &av_attr, &e->av, NULL));
 	FDT_OK(fi_endpoint(d->domain, d->info, &e->ep, e));
@@ -108,6 +110,8 @@ void rdmt_ep_close(struct rdmt_ep *e)
 {
 	FDT_OK(fi_close(&e->ep->fid));
 	FDT_OK(fi_close(&e->av->fid));
+	if (e->own_cq)
+		rdmt_cq_close(e->cq);
 }
 
 fi_addr_t rdmt_insert_name(struct rdmt_ep *e, const void *name)
@@ -204,7 +208,7 @@ int rdmt_poll(struct rdmt_cq *c, struct rdmt_comp *out, int ms)
 void rdmt_wait(struct rdmt_cq *c, struct rdmt_comp *out)
 {
 	if (!rdmt_poll(c, out, RDMT_WAIT_MS))
-		FDT_FAIL("no completion within %d ms", RDMT_WAIT_MS);
+		FDT_FAIL("pid %d: no completion within %d ms", (int)getpid(), RDMT_WAIT_MS);
 }
 
 void rdmt_wait_ok(struct rdmt_cq *c, struct rdmt_comp *out)
@@ -226,18 +230,29 @@ void rdmt_quiet(struct rdmt_cq *c, int ms, const char *what)
 			 (unsigned long long)comp.e.tag);
 }
 
-void rdmt_check_recv(const struct rdmt_comp *c, void *ctx, uint64_t want_flags,
-		     size_t len, uint64_t tag)
+void rdmt_check_recv_at(const char *file, int line, const struct rdmt_comp *c,
+			void *ctx, uint64_t want_flags, size_t len, uint64_t tag)
 {
-	FDT_ASSERT(!c->err, "error completion %d (%s)", c->err, fi_strerror(c->err));
-	FDT_ASSERT(c->e.op_context == ctx, "context %p, expected %p", c->e.op_context, ctx);
-	FDT_ASSERT((c->e.flags & want_flags) == want_flags,
-		   "flags %#llx lack %#llx", (unsigned long long)c->e.flags,
-		   (unsigned long long)want_flags);
-	FDT_ASSERT(c->e.len == len, "len %zu, expected %zu", c->e.len, len);
-	if (want_flags & FI_TAGGED)
-		FDT_ASSERT(c->e.tag == tag, "tag %#llx, expected %#llx",
-			   (unsigned long long)c->e.tag, (unsigned long long)tag);
+	const char *bad = NULL;
+
+	if (c->err)
+		bad = "error completion";
+	else if (c->e.op_context != ctx)
+		bad = "wrong context";
+	else if ((c->e.flags & want_flags) != want_flags)
+		bad = "flags missing";
+	else if (c->e.len != len)
+		bad = "wrong length";
+	else if ((want_flags & FI_TAGGED) && c->e.tag != tag)
+		bad = "wrong tag";
+	if (!bad)
+		return;
+	fprintf(stderr, "%s:%d: receive completion: %s: err %d (%s) ctx %p (expected %p) "
+		"flags %#llx (want %#llx) len %zu (expected %zu) tag %#llx (expected %#llx)\n",
+		file, line, bad, c->err, c->err ? fi_strerror(c->err) : "", c->e.op_context,
+		ctx, (unsigned long long)c->e.flags, (unsigned long long)want_flags,
+		c->e.len, len, (unsigned long long)c->e.tag, (unsigned long long)tag);
+	exit(1);
 }
 
 int rdmt_pass(const char *name)
@@ -275,4 +290,62 @@ void rdmt_read_all(int fd, void *buf, size_t len)
 		p += n;
 		len -= (size_t)n;
 	}
+}
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+static void prctl_pdeathsig(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+pid_t rdmt_spawn(rdmt_child_fn fn, void *arg, int *to_child, int *from_child)
+{
+	int down[2], up[2];
+	pid_t pid;
+
+	FDT_ASSERT(pipe(down) == 0 && pipe(up) == 0, "pipe: %s", strerror(errno));
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	FDT_ASSERT(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(down[1]);
+		close(up[0]);
+		/* a child outliving a failed parent would hold the device */
+		prctl_pdeathsig();
+		exit(fn(up[1], down[0], arg));
+	}
+	close(down[0]);
+	close(up[1]);
+	*to_child = down[1];
+	*from_child = up[0];
+	return pid;
+}
+
+int rdmt_reap(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		FDT_ASSERT(errno == EINTR, "waitpid: %s", strerror(errno));
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 1;
+}
+
+void rdmt_send_name(int fd, const struct rdmt_ep *e)
+{
+	uint8_t rec[256];
+
+	memset(rec, 0, sizeof(rec));
+	memcpy(rec, e->name, e->namelen);
+	rdmt_write_all(fd, rec, sizeof(rec));
+}
+
+void rdmt_recv_name(int fd, uint8_t name[256])
+{
+	rdmt_read_all(fd, name, 256);
 }

@@ -53,6 +53,7 @@ struct rdmt_ep {
 	struct fid_ep *ep;
 	struct rdmt_cq *cq;
 	struct fid_av *av;
+	int own_cq;		/* opened with the endpoint, closed with it */
 	uint8_t name[256];
 	size_t namelen;
 };
@@ -71,6 +72,7 @@ void rdmt_dom_close(struct rdmt_dom *d);
  * its own of type av_type (0: FI_AV_TABLE). Enabled; name filled in. */
 void rdmt_ep_open(struct rdmt_dom *d, struct rdmt_ep *e, struct rdmt_cq *cq,
 		  enum fi_av_type av_type);
+/* Closes the endpoint, its AV and, if it has its own, its CQ. */
 void rdmt_ep_close(struct rdmt_ep *e);
 struct rdmt_cq *rdmt_cq_open(struct rdmt_dom *d);
 void rdmt_cq_close(struct rdmt_cq *c);
@@ -106,8 +108,10 @@ void rdmt_quiet(struct rdmt_cq *c, int ms, const char *what);
 	} while (0)
 
 /* Check a receive completion: flags contain want_flags, length, tag. */
-void rdmt_check_recv(const struct rdmt_comp *c, void *ctx, uint64_t want_flags,
-		     size_t len, uint64_t tag);
+void rdmt_check_recv_at(const char *file, int line, const struct rdmt_comp *c,
+			void *ctx, uint64_t want_flags, size_t len, uint64_t tag);
+#define rdmt_check_recv(c, ctx, flags, len, tag) \
+	rdmt_check_recv_at(__FILE__, __LINE__, c, ctx, flags, len, tag)
 
 /* One pass/fail line per test, so the upstream run is easy to tabulate. */
 int rdmt_pass(const char *name);
@@ -118,3 +122,17 @@ void rdmt_write_all(int fd, const void *buf, size_t len);
 void rdmt_read_all(int fd, void *buf, size_t len);
 
 #endif
+
+/* ---- multi-process tests ----
+ * rdmt_spawn forks before any verbs call (a child must not inherit device
+ * contexts) and runs fn(to_parent, from_parent, arg) in the child, which
+ * exits with its return value. The parent gets the child's pid and the
+ * two pipe ends. */
+#include <sys/types.h>
+typedef int (*rdmt_child_fn)(int to_parent, int from_parent, void *arg);
+pid_t rdmt_spawn(rdmt_child_fn fn, void *arg, int *to_child, int *from_child);
+/* waitpid; returns the child's exit code (1 if a signal ended it). */
+int rdmt_reap(pid_t pid);
+/* An endpoint name over a pipe: fixed-size record. */
+void rdmt_send_name(int fd, const struct rdmt_ep *e);
+void rdmt_recv_name(int fd, uint8_t name[256]);

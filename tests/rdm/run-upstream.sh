@@ -13,13 +13,13 @@ export FI_PROVIDER="verbs;ofi_rxm" FI_UNIVERSE_SIZE=${FI_UNIVERSE_SIZE:-16}
 fail=0
 for t in "$@"; do
 	start=$(date +%s.%N)
-	timeout 120 "$build/tests/${t}_upstream" > "/tmp/rdmt-$t.log" 2>&1
+	timeout 120 "$build/tests/${t}_upstream" > "$build/tests/$t.upstream.log" 2>&1
 	rc=$?
 	secs=$(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo "?")
 	case $rc in
 	0) echo "PASS $t (${secs}s)" ;;
 	77) echo "SKIP $t" ;;
-	*) echo "FAIL $t (rc $rc, ${secs}s)"; sed 's/^/    /' "/tmp/rdmt-$t.log" | tail -15; fail=1 ;;
+	*) echo "FAIL $t (rc $rc, ${secs}s)"; sed 's/^/    /' "$build/tests/$t.upstream.log" | tail -15; fail=1 ;;
 	esac
 done
 exit $fail
