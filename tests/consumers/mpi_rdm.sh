@@ -29,6 +29,10 @@ else
 fi
 [ -n "${FD_RXE_DEV0:-}" ] && envs+=(-x FI_VERBS_IFACE="${FD_RXE_NETDEV0:-}")
 
+# Open MPI needs a host name; the test VM has none ("(none)")
+if [ "${FD_RXE_MODE:-}" = vm ] && [ "$(hostname)" = "(none)" ]; then
+  hostname fdrxe-vm
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # no ssh, no shared memory or TCP BTLs for MPI traffic: pml cm carries
 # every point-to-point message through the mtl, i.e. libfabric

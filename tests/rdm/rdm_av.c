@@ -163,7 +163,11 @@ int main(void)
 
 	one_type(FI_AV_TABLE, 1000);
 	one_type(FI_AV_MAP, 2000);
+#ifndef FDT_UPSTREAM
 	nobody_there();
+#else
+	(void)nobody_there;	/* upstream 1.17 answers -FI_EAGAIN forever */
+#endif
 
 	for (i = 0; i < NPEER; i++)
 		rdmt_ep_close(&P[i]);

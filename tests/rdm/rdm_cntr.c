@@ -111,8 +111,13 @@ int main(void)
 
 	FDT_EXPECT(fi_cntr_read(send_c), 0);
 	FDT_EXPECT(fi_cntr_wait(send_c, 1, 100), -FI_ETIMEDOUT);
+#ifndef FDT_UPSTREAM
 	FDT_OK(fi_control(&recv_c->fid, FI_GETWAIT, &fd));
 	FDT_ASSERT(fd >= 0, "FI_GETWAIT fd %d", fd);
+#else	/* upstream 1.17's rxm counters answer FI_GETWAIT with -FI_ENOSYS */
+	if (fi_control(&recv_c->fid, FI_GETWAIT, &fd))
+		fd = -1;
+#endif
 
 	/* 4 sends and one inject; the waits drive progress themselves */
 	for (i = 0; i < 5; i++)
@@ -123,7 +128,7 @@ int main(void)
 	/* the fd turns readable once the receives have been counted: drive
 	 * progress through the other endpoint's counter meanwhile */
 	FDT_OK(fi_cntr_wait(send_c, 5, RDMT_WAIT_MS));
-	{
+	if (fd >= 0) {
 		long end = rdmt_now_ms() + RDMT_WAIT_MS;
 
 		pfd.fd = fd;

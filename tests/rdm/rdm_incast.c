@@ -9,7 +9,10 @@
 #include "rdmt.h"
 
 #define NPROC 4
-#define EPS_PER 16
+#define MAX_EPS_PER 16
+#define NSEND_MAX (NPROC * MAX_EPS_PER)
+/* RDMT_INCAST_EPS: endpoints per sender process (default 16: 64 peers) */
+static int EPS_PER = MAX_EPS_PER;
 #define NSEND (NPROC * EPS_PER)
 #define NMSG 8
 #define MSGLEN 1024
@@ -23,13 +26,13 @@ static int sender_main(int to_parent, int from_parent, void *arg)
 {
 	int base = (int)(intptr_t)arg, i, j, done = 0;
 	struct fi_info *hints = rdmt_hints(FI_MSG | FI_TAGGED);
-	static struct rdmt_ep e[EPS_PER];
-	static uint8_t buf[EPS_PER][NMSG][MSGLEN];
-	static struct fi_context ctx[EPS_PER][NMSG];
+	static struct rdmt_ep e[MAX_EPS_PER];
+	static uint8_t buf[MAX_EPS_PER][NMSG][MSGLEN];
+	static struct fi_context ctx[MAX_EPS_PER][NMSG];
 	struct rdmt_dom dom;
 	struct rdmt_cq *cq;
 	uint8_t rname[256], token;
-	fi_addr_t r[EPS_PER];
+	fi_addr_t r[MAX_EPS_PER];
 	struct rdmt_comp c;
 
 	rdmt_dom_open(&dom, hints);
@@ -52,7 +55,11 @@ static int sender_main(int to_parent, int from_parent, void *arg)
 			RDMT_POST(fi_tsend(e[i].ep, buf[i][j], MSGLEN, NULL, r[i],
 					   (uint64_t)(base + i), &ctx[i][j]));
 	while (done < EPS_PER * NMSG) {
-		rdmt_wait_ok(cq, &c);
+		if (!rdmt_poll(cq, &c, RDMT_WAIT_MS))
+			FDT_FAIL("sender process %d: %d of %d sends completed", base / EPS_PER,
+				 done, EPS_PER * NMSG);
+		FDT_ASSERT(!c.err, "sender process %d: send error %d (%s)", base / EPS_PER,
+			   c.err, fi_strerror(c.err));
 		done++;
 	}
 	rdmt_read_all(from_parent, &token, 1);	/* the receiver has all */
@@ -65,10 +72,10 @@ static int sender_main(int to_parent, int from_parent, void *arg)
 
 int main(void)
 {
-	static uint8_t rbuf[NSEND * NMSG][MSGLEN];
-	static struct fi_context rctx[NSEND * NMSG];
-	int to[NPROC], from[NPROC], next[NSEND], p, i, rc, failed = 0;
-	fi_addr_t addr[NSEND];
+	static uint8_t rbuf[NSEND_MAX * NMSG][MSGLEN];
+	static struct fi_context rctx[NSEND_MAX * NMSG];
+	int to[NPROC], from[NPROC], next[NSEND_MAX], p, i, rc, failed = 0;
+	fi_addr_t addr[NSEND_MAX];
 	uint8_t name[256], token = 0;
 	struct fi_info *hints;
 	struct rdmt_dom dom;
@@ -78,6 +85,9 @@ int main(void)
 	long t0;
 
 	(void)fdt_addr();
+	if (getenv("RDMT_INCAST_EPS"))
+		EPS_PER = atoi(getenv("RDMT_INCAST_EPS"));
+	FDT_ASSERT(EPS_PER >= 1 && EPS_PER <= MAX_EPS_PER, "RDMT_INCAST_EPS 1..%d", MAX_EPS_PER);
 	for (p = 0; p < NPROC; p++)
 		pid[p] = rdmt_spawn(sender_main, (void *)(intptr_t)(p * EPS_PER), &to[p], &from[p]);
 	hints = rdmt_hints(FI_MSG | FI_TAGGED | FI_SOURCE);
@@ -100,7 +110,9 @@ int main(void)
 	for (i = 0; i < NSEND * NMSG; i++) {
 		int s, idx;
 
-		rdmt_wait_ok(e.cq, &c);
+		if (!rdmt_poll(e.cq, &c, RDMT_WAIT_MS))
+			FDT_FAIL("receiver: %d of %d messages arrived", i, NSEND * NMSG);
+		FDT_ASSERT(!c.err, "receiver: error %d (%s)", c.err, fi_strerror(c.err));
 		idx = (int)((struct fi_context *)c.e.op_context - rctx);
 		FDT_ASSERT(idx >= 0 && idx < NSEND * NMSG, "unknown context");
 		FDT_ASSERT(c.e.tag < NSEND, "tag %llu is no sender", (unsigned long long)c.e.tag);

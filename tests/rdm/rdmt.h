@@ -95,12 +95,13 @@ void rdmt_quiet(struct rdmt_cq *c, int ms, const char *what);
 /* Retry a post while it says -FI_EAGAIN, driving progress meanwhile. */
 #define RDMT_POST(call)							\
 	do {								\
-		long rdmt_rc_;						\
-		int rdmt_tries_ = 0;					\
+		long rdmt_rc_, rdmt_end_ = 0;				\
 		while ((rdmt_rc_ = (long)(call)) == -FI_EAGAIN) {	\
 			rdmt_progress();				\
-			if (++rdmt_tries_ > 20000000)			\
-				FDT_FAIL("%s: -FI_EAGAIN forever", #call); \
+			if (!rdmt_end_)					\
+				rdmt_end_ = rdmt_now_ms() + RDMT_WAIT_MS; \
+			else if (rdmt_now_ms() > rdmt_end_)		\
+				FDT_FAIL("%s: -FI_EAGAIN for %d ms", #call, RDMT_WAIT_MS); \
 		}							\
 		if (rdmt_rc_ < 0)					\
 			FDT_FAIL("%s = %ld (%s)", #call, rdmt_rc_,	\
