@@ -115,7 +115,7 @@ int main(void)
 		FDT_ASSERT(!c.err, "receiver: error %d (%s)", c.err, fi_strerror(c.err));
 		idx = (int)((struct fi_context *)c.e.op_context - rctx);
 		FDT_ASSERT(idx >= 0 && idx < NSEND * NMSG, "unknown context");
-		FDT_ASSERT(c.e.tag < NSEND, "tag %llu is no sender", (unsigned long long)c.e.tag);
+		FDT_ASSERT(c.e.tag < (uint64_t)NSEND, "tag %llu is no sender", (unsigned long long)c.e.tag);
 		s = (int)c.e.tag;
 		FDT_ASSERT(c.src == addr[s], "sender %d's message from fi_addr %llu, expected %llu",
 			   s, (unsigned long long)c.src, (unsigned long long)addr[s]);
