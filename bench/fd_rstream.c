@@ -286,6 +286,26 @@ static void rs_iter(struct rs *r, int client, size_t size, uint32_t count)
 	}
 }
 
+/* The cost of an fi_recv that finds nothing, in a dump of its own: the
+ * client has just read the last transfer of a loop and the server waits
+ * for the client's next one, so nothing can arrive. */
+#define RS_PROBES 100
+
+static void rs_probe_empty(struct rs *r, const char *loop_tag)
+{
+	char tag[160];
+	uint8_t scratch[64];
+
+	RS_CG_TOGGLE();
+	for (int i = 0; i < RS_PROBES; i++)
+		if (rs_recv_call(r->ep, scratch, sizeof(scratch)) != -FI_EAGAIN)
+			bu_die("a probe found data: the peer is not waiting");
+	RS_CG_TOGGLE();
+	snprintf(tag, sizeof(tag), "%s:probe", loop_tag);
+	RS_CG_DUMP(tag);
+	printf("#CG tag=%s probes=%d\n", tag, RS_PROBES);
+}
+
 static void rs_run(struct rs *r, int client, int cg, const char *test, size_t size,
 		   uint32_t iters, uint32_t warmup, uint32_t count, struct bu_result *res)
 {
@@ -318,6 +338,8 @@ static void rs_run(struct rs *r, int client, int cg, const char *test, size_t si
 		snprintf(tag, sizeof(tag), "fdrs:%s:%s:%s:%zu", BENCH_VARIANT,
 			 client ? "client" : "server", test, size);
 		RS_CG_DUMP(tag);
+		if (client)
+			rs_probe_empty(r, tag);
 		/* Everything the timed loop did, spinning on -FI_EAGAIN
 		 * included: transfers each way, productive and empty calls. */
 		printf("#CG tag=%s iters=%u count=%u xfers=%llu sends=%" PRIu64

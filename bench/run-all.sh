@@ -84,8 +84,8 @@ for v in direct off; do
 	cmake -S "$REPO" -B "$dir" -DFABRIC_DIRECT=$mode -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DFABRIC_DIRECT_TESTS=OFF -DFABRIC_DIRECT_BENCH=ON -DFABRIC_DIRECT_RSTREAM=ON > "$dir.cmake.log" 2>&1 ||
 		{ cat "$dir.cmake.log"; exit 1; }
-	targets=(fd_pingpong fd_rstream)
-	[ "$v" = direct ] && targets+=(rawverbs_pingpong fd_pingpong_upstream)
+	targets=(fd_pingpong fd_rstream fd_setup)
+	[ "$v" = direct ] && targets+=(rawverbs_pingpong fd_pingpong_upstream fd_setup_upstream)
 	cmake --build "$dir" -j "$JOBS" --target "${targets[@]}" > "$dir.build.log" 2>&1 ||
 		{ tail -40 "$dir.build.log"; exit 1; }
 done
