@@ -789,17 +789,18 @@ def main():
     su = report_more.load_setup(a.out)
     report += report_more.setup_tables(su)
     ucx = report_more.load_ucx(a.out)
-    if ucx["lat"] or ucx["instr"] is not None or ucx["note"]:
-        def rt(v):
-            return next((r["round_trip"] for r in ins if r["variant"] == v and
+    if ucx["lat"] or ucx["instr"] or ucx["note"]:
+        def post(v):
+            return next((r["post"] for r in ins if r["variant"] == v and
                          r["side"] == "client" and r["test"] == "send" and r["bytes"] == 64),
                         None)
-        report += report_more.ucx_lines(ucx, rt("rawverbs"), rt("direct"))
+        report += report_more.ucx_lines(ucx, post("rawverbs"), post("direct"))
     rc = report_more.load_rscg(a.out)
     report += report_more.rscg_lines(rc)
     if lat or bw or rs or ins:
         report += comparison_table(lat, bw, rs, tools, ins)
         report.append("")
+    report += report_more.targets_lines(rs, tools, ins, su, bw)
     with open(os.path.join(summary, "results.json"), "w") as f:
         json.dump({
             "bandwidth": [dict(source=v, test=t, bytes=s, **r)

@@ -106,7 +106,8 @@ declare -A SUBIN=(
 SETUP_RUNS=${BENCH_SETUP_RUNS:-3}
 SETUP_EPS=${BENCH_SETUP_EPS:-1 16 256}
 UCX_ITERS=${BENCH_UCX_ITERS:-$LAT_ITERS}
-RSCG_SIZES=${BENCH_RSCG_SIZES:-64 4096}
+RSCG_SIZES=${BENCH_RSCG_SIZES:-64}
+RSCG_VARIANTS=${BENCH_RSCG_VARIANTS:-direct}
 RSCG_N1=${BENCH_RSCG_N1:-50}
 RSCG_N2=${BENCH_RSCG_N2:-150}
 declare -A RSBIN=(
@@ -185,6 +186,9 @@ fi
 # External tools on the same link: server on CPU 0, client on CPU 1. A
 # client that starts before its server listens fails at once, so it is
 # retried; the server is bounded by timeout.
+rxe_counters() { # -> one line of name value pairs
+	rdma statistic show link rxe0/1 2> /dev/null | tr -s ' ' | sed 's/^link [^ ]* //'
+}
 run_pair() { # name size server-cmd... -- client-cmd...
 	local name=$1 size=$2
 	shift 2
@@ -327,7 +331,7 @@ if has_part setup; then
 		[ -x "$b" ] || { say "setup: $v: no $b, skipped"; continue; }
 		say "setup: $v: time to first message x $SETUP_RUNS"
 		for k in $(seq 1 "$SETUP_RUNS"); do
-			timeout 300 "${NICE[@]}" taskset -c "$CPU_C" "$b" --local -e 1 \
+			timeout 300 "${NICE[@]}" "$b" --local -e 1 \
 				> "$OUT/setup/$v-wall-$k.txt" 2> "$OUT/setup/$v-wall-$k.err" ||
 				say "setup: $v wall run $k failed (see $OUT/setup/$v-wall-$k.err)"
 		done
@@ -335,14 +339,14 @@ if has_part setup; then
 			say "setup: $v: under callgrind"
 			d=$OUT/setup/cg-$v
 			mkdir -p "$d"
-			timeout 900 "${NICE[@]}" taskset -c "$CPU_C" "$b" --local -e 1 -- valgrind \
+			timeout 900 "${NICE[@]}" "$b" --local -e 1 -- valgrind \
 				--tool=callgrind --callgrind-out-file="$d/cg.%p" -q \
 				> "$d/run.log" 2> "$d/run.err" ||
 				say "setup: $v callgrind failed (see $d/run.err)"
 		fi
 		for n in $SETUP_EPS; do
 			say "setup: $v: memory with $n endpoints"
-			timeout 600 "${NICE[@]}" taskset -c "$CPU_C" "$b" --local -m -e "$n" \
+			timeout 600 "${NICE[@]}" "$b" --local -m -e "$n" \
 				> "$OUT/setup/$v-mem-$n.txt" 2> "$OUT/setup/$v-mem-$n.err" ||
 				say "setup: $v memory $n failed (see $OUT/setup/$v-mem-$n.err)"
 		done
@@ -351,8 +355,7 @@ fi
 
 # ---------------------------------------------------------------------------
 # UCX anchor: ucx_perftest over rc_verbs on the same device, latency (wall)
-# and instructions (the client under callgrind, two iteration counts: the
-# difference is the loop alone, its polling included).
+# and instructions per send call (the client under callgrind).
 if has_part ucx; then
 	mkdir -p "$OUT/ucx"
 	if ! command -v ucx_perftest > /dev/null; then
@@ -367,18 +370,27 @@ if has_part ucx; then
 		for t in am_lat put_lat; do
 			say "ucx: $t 64 B"
 			port=$((port + 1))
+			before=$(rxe_counters)
 			run_pair "ucx_$t" 64 ucx_perftest "${UCXO[@]}" -t "$t" -s 64 -n "$UCX_ITERS" -p "$port" \
 				-- ucx_perftest "${UCXO[@]}" -t "$t" -s 64 -n "$UCX_ITERS" -p "$port" "$ADDR"
+			# rxe's counters around the run: retries, RNR naks and
+			# deferred ACKs show up here if the link is not idle
+			{
+				echo "before $before"
+				echo "after $(rxe_counters)"
+			} > "$OUT/ucx/counters-$t.txt"
 		done
+		# One run under callgrind: the inclusive cost per call of the send
+		# (uct_rc_verbs_ep_am_short, an exported symbol). Its progress
+		# callback is static in a stripped library, so polling cannot be
+		# told apart from receiving (see README).
 		if command -v valgrind > /dev/null; then
-			for n in $RSCG_N1 $RSCG_N2; do
-				say "ucx: am_lat 64 B under callgrind, $n iterations"
-				port=$((port + 1))
-				run_pair "ucx_cg_am_lat_n$n" 64 ucx_perftest "${UCXO[@]}" -t am_lat -s 64 -n "$n" \
-					-p "$port" -- valgrind --tool=callgrind -q \
-					--callgrind-out-file="$OUT/ucx/cg.am_lat.$n" ucx_perftest "${UCXO[@]}" \
-					-t am_lat -s 64 -n "$n" -p "$port" "$ADDR"
-			done
+			say "ucx: am_lat 64 B under callgrind"
+			port=$((port + 1))
+			run_pair ucx_cg_am_lat 64 ucx_perftest "${UCXO[@]}" -t am_lat -s 64 -n "$RSCG_N1" \
+				-p "$port" -- valgrind --tool=callgrind -q --compress-strings=no \
+				--compress-pos=no --callgrind-out-file="$OUT/ucx/cg.am_lat" ucx_perftest \
+				"${UCXO[@]}" -t am_lat -s 64 -n "$RSCG_N1" -p "$port" "$ADDR"
 		fi
 		unset PAIR_DIR
 	fi
@@ -389,15 +401,12 @@ fi
 # loops with call counts and an empty-fi_recv probe; rsockets' rstream
 # client under callgrind at two iteration counts, the difference being the
 # loop), and rxe's counters around plain runs at two iteration counts.
-rxe_counters() { # -> one line of name value pairs
-	rdma statistic show link rxe0/1 2> /dev/null | tr -s ' ' | sed 's/^link [^ ]* //'
-}
 if has_part rscg; then
 	mkdir -p "$OUT/rscg"
 	PAIR_DIR=$OUT/rscg
 	port=18800
 	for s in $RSCG_SIZES; do
-		for v in direct off; do
+		for v in $RSCG_VARIANTS; do
 			b=${RSBIN[$v]}
 			[ -x "$b" ] || continue
 			if command -v valgrind > /dev/null; then
