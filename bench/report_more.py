@@ -126,21 +126,24 @@ def setup_tables(su):
     if su["mem"]:
         lines += ["Memory per connected endpoint (client; each endpoint with its own CQ,",
                   "one 64 B message sent through it): (with N connected - before the first",
-                  "CQ) / N. RSS and VmPin (pinned by memory registration) in KiB; kernel",
+                  "CQ) / N, split into its CQ (after the N CQs - before) and the rest (QP,",
+                  "cm_id, buffers). RSS and VmPin (pinned by registration) in KiB; kernel",
                   "objects per CQ = (after N CQs - before) / N, per endpoint = (connected -",
                   "after the CQs) / N: descriptors (all; completion channels), and the",
                   "process's lines in `rdma res` (qp, cq, cm_id).", ""]
-        lines.append("%-9s %5s %10s %10s %9s %9s %8s %8s %7s %7s %7s %7s" % (
-            "variant", "N", "RSS/ep", "RSS total", "pin/ep", "fds/ep", "chan/ep", "fds/cq",
-            "chan/cq", "qp/ep", "cq/cq", "cmid/ep"))
+        lines.append("%-9s %5s %8s %8s %8s %10s %8s %7s %7s %7s %7s %6s %6s %7s" % (
+            "variant", "N", "RSS/ep", "of it CQ", "QP+rest", "RSS total", "pin/ep", "fds/ep",
+            "chan/ep", "fds/cq", "chan/cq", "qp/ep", "cq/cq", "cmid/ep"))
         for v in SETUP_VARIANTS:
             for n in sorted(su["mem"].get(v, {})):
                 st = su["mem"][v][n]
 
                 def f(x, prec=1):
                     return "-" if x is None else "%.*f" % (prec, x)
-                lines.append("%-9s %5d %10s %10d %9s %9s %8s %8s %7s %7s %7s %7s" % (
+                lines.append("%-9s %5d %8s %8s %8s %10d %8s %7s %7s %7s %7s %6s %6s %7s" % (
                     v, n, f(_per(st, "base", "connected", "rss_kb", n)),
+                    f(_per(st, "base", "cqs", "rss_kb", n)),
+                    f(_per(st, "cqs", "connected", "rss_kb", n)),
                     st["connected"]["rss_kb"],
                     f(_per(st, "base", "connected", "pin_kb", n), 2),
                     f(_per(st, "cqs", "connected", "fds", n), 2),
