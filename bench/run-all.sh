@@ -26,7 +26,8 @@
 # Default run: six sizes 1 B..64 KiB x 300 iterations for latency, five
 # sizes x 300 messages for bandwidth and rstream, 1/16/256 endpoints;
 # about 25 minutes (build included; estimated from the parts' times) on a
-# quiet 2-core machine through the TCG VM. --full: 1 B..4 MiB, 5000 iterations (hours under TCG).
+# quiet 2-core machine through the TCG VM. --full: 1 B..4 MiB, 5000
+# iterations (hours under TCG).
 # BENCH_* variables in the environment override sizes and counts (see
 # vm-session.sh); the VM inherits the environment.
 set -euo pipefail
