@@ -822,6 +822,11 @@ def main():
         }, f, indent=1)
     report_more.write_csvs(summary, su, ucx, rc)
     pngs = [] if a.no_plots else plots(summary, lat, tools, ins, bw, rs)
+    gp = shutil.which("gnuplot")
+    if gp and not a.no_plots:
+        term = ("set terminal pngcairo size 1000,650 noenhanced" if has_cairo(gp)
+                else "set terminal png size 1000,650 noenhanced")
+        pngs += report_more.plots(summary, su, gp, term)
     text = "\n".join(report) + "\n"
     with open(os.path.join(summary, "report.txt"), "w") as f:
         f.write(text)

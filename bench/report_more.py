@@ -508,3 +508,57 @@ def targets_lines(rs, tools, ins, su, bw=None):
         lines.append("  %-52s %-7s" % ("memory per endpoint at 256 <= upstream's", "n/a"))
     lines.append("")
     return lines
+
+
+def plots(summary, su, gp, terminal):
+    """setup-ttfm.png (instructions to the first message, by phase) and
+    setup-memory.png (RSS per endpoint against the endpoint count)."""
+    made, script = [], [terminal, "set grid", "set datafile missing '-'"]
+    if su["instr"]:
+        dat = os.path.join(summary, "setup-ttfm.dat")
+        vs = [v for v in SETUP_VARIANTS if v in su["instr"]]
+        with open(dat, "w") as f:
+            f.write("# phase " + " ".join(vs) + "\n")
+            for p in PHASES:
+                f.write(p + " " + " ".join(str(su["instr"][v]["phases"].get(p) or "-")
+                                           for v in vs) + "\n")
+        png = os.path.join(summary, "setup-ttfm.png")
+        script += ["set output '%s'" % png, "set logscale y",
+                   "set title 'time to first message: user-space instructions by phase (callgrind)'",
+                   "set ylabel 'instructions'", "set style data histogram",
+                   "set style histogram cluster gap 1", "set style fill solid 0.8 border -1",
+                   "set xtics rotate by -30",
+                   "plot " + ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, i + 2, v)
+                                       for i, v in enumerate(vs))]
+        made.append(png)
+    if su["mem"]:
+        dat = os.path.join(summary, "setup-memory.dat")
+        vs = [v for v in SETUP_VARIANTS if v in su["mem"]]
+        ns = sorted({n for v in vs for n in su["mem"][v]})
+        with open(dat, "w") as f:
+            f.write("# endpoints " + " ".join(vs) + "\n")
+            for n in ns:
+                vals = []
+                for v in vs:
+                    st = su["mem"][v].get(n)
+                    x = _per(st, "base", "connected", "rss_kb", n) if st else None
+                    vals.append("-" if x is None else "%.1f" % x)
+                f.write("%d %s\n" % (n, " ".join(vals)))
+        png = os.path.join(summary, "setup-memory.png")
+        script += ["unset style", "set style data linespoints", "unset logscale",
+                   "set logscale x 2", "set xtics norotate", "set yrange [0:*]",
+                   "set output '%s'" % png,
+                   "set title 'RSS per connected endpoint (own CQ each), client'",
+                   "set xlabel 'connected endpoints'", "set ylabel 'KiB'",
+                   "plot " + ", ".join("'%s' using 1:%d title '%s'" % (dat, i + 2, v)
+                                       for i, v in enumerate(vs))]
+        made.append(png)
+    if not made:
+        return []
+    gpf = os.path.join(summary, "plots-setup.gp")
+    with open(gpf, "w") as f:
+        f.write("\n".join(script) + "\n")
+    r = subprocess.run([gp, gpf], capture_output=True, text=True)
+    if r.returncode:
+        return []
+    return made
