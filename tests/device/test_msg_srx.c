@@ -17,7 +17,9 @@
  * - a message longer than the receive: FI_ETRUNC with that receive's
  *   context;
  * - fi_close of the SRX while endpoints are bound is -FI_EBUSY; after they
- *   are gone it closes with receives still posted. */
+ *   are gone it closes with receives still posted;
+ * - bad sizes, iov limits, caps and flags of fi_srx_context and bad binds
+ *   get their error codes. */
 #include <unistd.h>
 
 #include "fdt.h"
@@ -198,8 +200,25 @@ static int server(struct fdt_side *base, void *arg)
 	FDT_OK(fi_domain(base->fabric, base->info, &base->domain, NULL));
 	FDT_OK(fi_cq_open(base->domain, &ca, &txcq, NULL));
 	FDT_OK(fi_cq_open(base->domain, &ca, &rxcq, NULL));
+	/* bad requests first: each a clear error, nothing created */
+	{
+		struct fi_rx_attr bad = { .size = (size_t)1 << 40 };
+
+		FDT_EXPECT(fi_srx_context(base->domain, &bad, &srx, NULL), -FI_EINVAL);
+		bad.size = 16;
+		bad.iov_limit = 9;
+		FDT_EXPECT(fi_srx_context(base->domain, &bad, &srx, NULL), -FI_EINVAL);
+		bad.iov_limit = 1;
+		bad.caps = FI_TAGGED;	/* needs matching in software: RDM's job */
+		FDT_EXPECT(fi_srx_context(base->domain, &bad, &srx, NULL), -FI_EOPNOTSUPP);
+		bad.caps = 0;
+		bad.op_flags = FI_MULTI_RECV;
+		FDT_EXPECT(fi_srx_context(base->domain, &bad, &srx, NULL), -FI_EBADFLAGS);
+		FDT_EXPECT(fi_srx_context(base->domain, &rxa, NULL, NULL), -FI_EINVAL);
+	}
 	FDT_OK(fi_srx_context(base->domain, &rxa, &srx, NULL));
 	FDT_EXPECT(fi_send(srx, dummy, 0, NULL, 0, NULL), -FI_EOPNOTSUPP);
+	FDT_EXPECT(fi_ep_bind(srx, &rxcq->fid, FI_RECV), -FI_EINVAL);
 
 	p.buf = calloc(NRECV, RECV_LEN);
 	p.mr = fdt_reg(base, p.buf, (size_t)NRECV * RECV_LEN, FI_RECV);
@@ -224,8 +243,11 @@ static int server(struct fdt_side *base, void *arg)
 			FDT_OK(fi_ep_bind(e, &base->eq->fid, 0));
 			FDT_OK(fi_ep_bind(e, &txcq->fid, FI_TRANSMIT));
 			FDT_OK(fi_ep_bind(e, &rxcq->fid, FI_RECV));
+			FDT_EXPECT(fi_ep_bind(e, &srx->fid, FI_RECV), -FI_EBADFLAGS);
 			FDT_OK(fi_ep_bind(e, &srx->fid, 0));
+			FDT_EXPECT(fi_ep_bind(e, &srx->fid, 0), -FI_EINVAL);	/* twice */
 			FDT_OK(fi_enable(e));
+			FDT_EXPECT(fi_ep_bind(e, &srx->fid, 0), -FI_EOPBADSTATE);
 			FDT_EXPECT(fi_recv(e, dummy, 0, NULL, 0, NULL), -FI_EOPNOTSUPP);
 			FDT_OK(fi_accept(e, NULL, 0));
 			ep[who] = e;
