@@ -75,13 +75,6 @@ static int fdv_domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr
 	return -FI_ENOSYS;
 }
 
-static int fdv_domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
-			      struct fid_ep **rx_ep, void *context)
-{
-	(void)domain; (void)attr; (void)rx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
 static int fdv_domain_query_atomic(struct fid_domain *domain,
 				   enum fi_datatype datatype, enum fi_op op,
 				   struct fi_atomic_attr *attr, uint64_t flags)
@@ -128,7 +121,7 @@ static struct fi_ops_domain fdv_domain_ops = {
 	.cntr_open = fdv_domain_cntr_open,
 	.poll_open = fdv_domain_poll_open,
 	.stx_ctx = fdv_domain_stx_ctx,
-	.srx_ctx = fdv_domain_srx_ctx,
+	.srx_ctx = fdv_srx_open,
 	.query_atomic = fdv_domain_query_atomic,
 	.query_collective = fdv_domain_query_collective,
 	.endpoint2 = fdv_domain_endpoint2,

@@ -137,6 +137,18 @@ struct fdv_msg_ep {
 	uint64_t connect_deadline_ns;
 	struct fdv_msg_ep *connecting_next;
 	bool connect_expired;	/* FI_ETIMEDOUT reported: later answers are dropped */
+	struct fdv_srx *srx;	/* receives come from this SRQ (fi_ep_bind) */
+};
+
+/* A shared receive context (fi_srx_context): an ibv SRQ that the QPs of
+ * the MSG endpoints bound to it draw their receives from. Its ep.srq is
+ * what the data path's receive fallback posts to; it has no QP, so every
+ * transmit call on it fails before reaching a device. */
+struct fdv_srx {
+	struct fdv_ep ep;		/* first: inline part, ep.srq set */
+	struct fdv_domain *domain;
+	struct fi_rx_attr attr;
+	atomic_int refs;		/* endpoints bound */
 };
 
 struct fdv_pep {
@@ -201,6 +213,11 @@ int fdv_eq_push_error(struct fdv_eq *eq, struct fid *fid, void *context,
 int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **cq, void *context);
 int fdv_cq_trywait(struct fdv_cq_full *cq);
+
+/* fdv_srx.c */
+int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
+		 struct fid_ep **rx_ep, void *context);
+struct fdv_srx *fdv_srx_of_fid(struct fid *fid);
 
 /* fdv_mr.c */
 extern struct fi_ops_mr fdv_mr_ops;
