@@ -5,3 +5,6 @@
 # checks at its top; each runs in a few seconds in the VM.
 fd_device_test(test_cm_setname)
 fd_device_test(test_msg_recvv)
+target_sources(fdt_common PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/device/fdt_res.c)
+fd_device_test(test_res_weight)
+fd_device_test(test_msg_ipv6)
