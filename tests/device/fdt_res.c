@@ -56,19 +56,24 @@ static int count_rdma(const char *type, pid_t pid)
 	return n;
 }
 
-int fdt_res_count(pid_t pid, struct fdt_res *out)
+int fdt_res_count_some(pid_t pid, struct fdt_res *out, unsigned int what)
 {
 	if (!pid)
 		pid = getpid();
 	out->fds = pid < 0 ? -1 : count_fds(pid);
 	if (pid >= 0 && out->fds < 0)
 		return -1;
-	out->pd = count_rdma("pd", pid);
-	out->cq = count_rdma("cq", pid);
-	out->qp = count_rdma("qp", pid);
-	out->mr = count_rdma("mr", pid);
-	out->cm_id = count_rdma("cm_id", pid);
+	out->pd = what & FDT_RES_PD ? count_rdma("pd", pid) : -1;
+	out->cq = what & FDT_RES_CQ ? count_rdma("cq", pid) : -1;
+	out->qp = what & FDT_RES_QP ? count_rdma("qp", pid) : -1;
+	out->mr = what & FDT_RES_MR ? count_rdma("mr", pid) : -1;
+	out->cm_id = what & FDT_RES_CM_ID ? count_rdma("cm_id", pid) : -1;
 	return 0;
+}
+
+int fdt_res_count(pid_t pid, struct fdt_res *out)
+{
+	return fdt_res_count_some(pid, out, FDT_RES_ALL);
 }
 
 static int delta(int a, int b)

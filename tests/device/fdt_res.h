@@ -17,6 +17,16 @@ struct fdt_res {
  * process, fds -1). Returns 0, or -1 when /proc/PID/fd cannot be read. */
 int fdt_res_count(pid_t pid, struct fdt_res *out);
 
+/* The same for only the RDMA objects in `what` (each `rdma` run takes a
+ * while in an emulated guest); the others are -1. */
+#define FDT_RES_PD	0x1u
+#define FDT_RES_CQ	0x2u
+#define FDT_RES_QP	0x4u
+#define FDT_RES_MR	0x8u
+#define FDT_RES_CM_ID	0x10u
+#define FDT_RES_ALL	0x1fu
+int fdt_res_count_some(pid_t pid, struct fdt_res *out, unsigned int what);
+
 /* b - a, field by field (a -1 on either side gives -1). */
 struct fdt_res fdt_res_delta(const struct fdt_res *a, const struct fdt_res *b);
 

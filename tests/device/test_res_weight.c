@@ -89,11 +89,11 @@ static struct fid_ep *ep_open(struct bed *b, struct fid_cq *cq, bool enable)
 	return ep;
 }
 
-static struct fdt_res snap(void)
+static struct fdt_res snap(unsigned int what)
 {
 	struct fdt_res r;
 
-	FDT_ASSERT(!fdt_res_count(0, &r), "cannot read /proc/self/fd");
+	FDT_ASSERT(!fdt_res_count_some(0, &r, what), "cannot read /proc/self/fd");
 	return r;
 }
 
@@ -123,39 +123,39 @@ static int weigh(void)
 	ep_idle = ep_open(&b, ep_cq, true);
 	printf("kernel objects created, per call (delta of /proc/self/fd and `rdma res show`):\n");
 
-	r0 = snap();
+	r0 = snap(FDT_RES_CQ);
 	for (int i = 0; i < NCQ; i++)
 		cq_none[i] = cq_open(&b, FI_WAIT_NONE);
-	r1 = snap();
+	r1 = snap(FDT_RES_CQ);
 	report("fi_cq_open FI_WAIT_NONE", NCQ, &r0, &r1, &d);
 	FDT_ASSERT(d.fds == 0, "%d descriptors for %d CQs without a wait object", d.fds, NCQ);
 	FDT_ASSERT(d.cq < 0 || d.cq == NCQ, "%d kernel CQs for %d", d.cq, NCQ);
 
-	r0 = snap();
+	r0 = snap(FDT_RES_CQ);
 	for (int i = 0; i < NCQ; i++)
 		cq_fd[i] = cq_open(&b, FI_WAIT_FD);
-	r1 = snap();
+	r1 = snap(FDT_RES_CQ);
 	report("fi_cq_open FI_WAIT_FD", NCQ, &r0, &r1, &d);
 	FDT_ASSERT(d.fds <= 2 * NCQ, "%d descriptors for %d waitable CQs", d.fds, NCQ);
 	FDT_ASSERT(d.cq < 0 || d.cq == NCQ, "%d kernel CQs for %d", d.cq, NCQ);
 
-	r0 = snap();
+	r0 = snap(0);
 	FDT_OK(fi_eq_open(b.fabric, &ea, &eq2, NULL));
-	r1 = snap();
+	r1 = snap(0);
 	report("fi_eq_open", 1, &r0, &r1, &d);
 
-	r0 = snap();
+	r0 = snap(FDT_RES_CM_ID);
 	for (int i = 0; i < NEP; i++)
 		ep[i] = ep_open(&b, ep_cq, false);
-	r1 = snap();
+	r1 = snap(FDT_RES_CM_ID);
 	report("fi_endpoint + fi_ep_bind (EQ, CQ)", NEP, &r0, &r1, &d);
 	FDT_ASSERT(d.fds == 0, "%d descriptors for %d endpoints bound to an EQ", d.fds, NEP);
 	FDT_ASSERT(d.cm_id < 0 || d.cm_id == NEP, "%d rdma_cm ids for %d endpoints", d.cm_id, NEP);
 
-	r0 = snap();
+	r0 = snap(FDT_RES_QP | FDT_RES_MR);
 	for (int i = 0; i < NEP; i++)
 		FDT_OK(fi_enable(ep[i]));
-	r1 = snap();
+	r1 = snap(FDT_RES_QP | FDT_RES_MR);
 	report("fi_enable", NEP, &r0, &r1, &d);
 	FDT_ASSERT(d.fds == 0, "%d descriptors for enabling %d endpoints", d.fds, NEP);
 	FDT_ASSERT(d.qp < 0 || d.qp == NEP, "%d QPs for %d endpoints", d.qp, NEP);
