@@ -20,12 +20,43 @@ static int fdv_domain_close(struct fid *fid)
 			atomic_load(&dom->refs));
 		return -FI_EBUSY;
 	}
+	if (dom->scratch_mr && ibv_dereg_mr(dom->scratch_mr))
+		FD_WARN(FD_LOG_DOMAIN, "ibv_dereg_mr: %s", strerror(errno));
+	free(dom->scratch);
+	pthread_mutex_destroy(&dom->scratch_lock);
 	if (ibv_dealloc_pd(dom->pd))
 		FD_WARN(FD_LOG_DOMAIN, "ibv_dealloc_pd: %s", strerror(errno));
 	atomic_fetch_sub(&dom->fabric->refs, 1);
 	fi_freeinfo(dom->info);
 	free(dom);
 	return 0;
+}
+
+int fdv_domain_scratch(struct fdv_domain *dom, uint64_t **addr, uint32_t *lkey)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&dom->scratch_lock);
+	if (!dom->scratch_mr) {
+		if (posix_memalign((void **)&dom->scratch, 64, 64)) {
+			dom->scratch = NULL;
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		dom->scratch_mr = ibv_reg_mr(dom->pd, dom->scratch, 64,
+					     IBV_ACCESS_LOCAL_WRITE);
+		if (!dom->scratch_mr) {
+			ret = -fdv_errno_to_fi(errno);
+			free(dom->scratch);
+			dom->scratch = NULL;
+			goto out;
+		}
+	}
+	*addr = dom->scratch;
+	*lkey = dom->scratch_mr->lkey;
+out:
+	pthread_mutex_unlock(&dom->scratch_lock);
+	return ret;
 }
 
 static struct fi_ops fdv_domain_fid_ops = {
@@ -183,6 +214,7 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		ret = -FI_ENOMEM;
 		goto err;
 	}
+	pthread_mutex_init(&dom->scratch_lock, NULL);
 	dom->fabric = fab;
 	dom->version = fab->version;
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;

@@ -9,10 +9,6 @@
 #include "fdr.h"
 #endif
 
-/* How long fi_endpoint waits for rdma_cm to resolve the peer's address and
- * route; resolution is local (ARP/neighbour) so this is generous. */
-#define FDV_RESOLVE_TIMEOUT_MS 2000
-
 static struct fdv_msg_ep *fdv_msg_ep_of_fid(struct fid *fid)
 {
 	return FDV_OBJ(struct fdv_msg_ep, ep.ep_fid.fid, fid);
@@ -160,6 +156,7 @@ static int fdv_ep_enable(struct fdv_msg_ep *ep)
 	struct ibv_qp_init_attr attr;
 	const struct fi_tx_attr *tx = ep->info->tx_attr;
 	const struct fi_rx_attr *rx = ep->info->rx_attr;
+	int ret;
 
 	if (ep->state != FDV_EP_IDLE)
 		return -FI_EOPBADSTATE;
@@ -194,26 +191,16 @@ static int fdv_ep_enable(struct fdv_msg_ep *ep)
 	attr.cap.max_inline_data = (uint32_t)(tx ? tx->inject_size : 0);
 	attr.qp_type = IBV_QPT_RC;
 	attr.sq_sig_all = 0;	/* signaling is chosen per request */
-	if (posix_memalign((void **)&ep->ep.atomic_scratch, 64, 64))
-		return -FI_ENOMEM;
-	ep->scratch_mr = ibv_reg_mr(ep->domain->pd, ep->ep.atomic_scratch, 64,
-				    IBV_ACCESS_LOCAL_WRITE);
-	if (!ep->scratch_mr) {
-		free(ep->ep.atomic_scratch);
-		ep->ep.atomic_scratch = NULL;
-		return -fdv_errno_to_fi(errno);
-	}
-	ep->ep.atomic_scratch_lkey = ep->scratch_mr->lkey;
+	ret = fdv_domain_scratch(ep->domain, &ep->ep.atomic_scratch,
+				 &ep->ep.atomic_scratch_lkey);
+	if (ret)
+		return ret;
 	if (rdma_create_qp(ep->id, ep->domain->pd, &attr)) {
 		int err = errno;
 
 		FD_WARN(FD_LOG_EP_CTRL, "rdma_create_qp (sq %u rq %u inline %u): %s",
 			attr.cap.max_send_wr, attr.cap.max_recv_wr,
 			attr.cap.max_inline_data, strerror(err));
-		ibv_dereg_mr(ep->scratch_mr);
-		ep->scratch_mr = NULL;
-		free(ep->ep.atomic_scratch);
-		ep->ep.atomic_scratch = NULL;
 		return -fdv_errno_to_fi(err);
 	}
 	ep->ep.inject_size = tx && tx->inject_size < attr.cap.max_inline_data ?
@@ -311,9 +298,6 @@ static int fdv_ep_close(struct fid *fid)
 		if (rdma_destroy_id(ep->id))
 			FD_WARN(FD_LOG_EP_CTRL, "rdma_destroy_id: %s", strerror(errno));
 	}
-	if (ep->scratch_mr)
-		ibv_dereg_mr(ep->scratch_mr);
-	free(ep->ep.atomic_scratch);
 	if (ep->tx_cq)
 		atomic_fetch_sub(&ep->tx_cq->refs, 1);
 	if (ep->rx_cq)
