@@ -20,12 +20,43 @@ static int fdv_domain_close(struct fid *fid)
 			atomic_load(&dom->refs));
 		return -FI_EBUSY;
 	}
+	if (dom->scratch_mr && ibv_dereg_mr(dom->scratch_mr))
+		FD_WARN(FD_LOG_DOMAIN, "ibv_dereg_mr: %s", strerror(errno));
+	free(dom->scratch);
+	pthread_mutex_destroy(&dom->scratch_lock);
 	if (ibv_dealloc_pd(dom->pd))
 		FD_WARN(FD_LOG_DOMAIN, "ibv_dealloc_pd: %s", strerror(errno));
 	atomic_fetch_sub(&dom->fabric->refs, 1);
 	fi_freeinfo(dom->info);
 	free(dom);
 	return 0;
+}
+
+int fdv_domain_scratch(struct fdv_domain *dom, uint64_t **addr, uint32_t *lkey)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&dom->scratch_lock);
+	if (!dom->scratch_mr) {
+		if (posix_memalign((void **)&dom->scratch, 64, 64)) {
+			dom->scratch = NULL;
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		dom->scratch_mr = ibv_reg_mr(dom->pd, dom->scratch, 64,
+					     IBV_ACCESS_LOCAL_WRITE);
+		if (!dom->scratch_mr) {
+			ret = -fdv_errno_to_fi(errno);
+			free(dom->scratch);
+			dom->scratch = NULL;
+			goto out;
+		}
+	}
+	*addr = dom->scratch;
+	*lkey = dom->scratch_mr->lkey;
+out:
+	pthread_mutex_unlock(&dom->scratch_lock);
+	return ret;
 }
 
 static struct fi_ops fdv_domain_fid_ops = {
@@ -75,13 +106,6 @@ static int fdv_domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr
 	return -FI_ENOSYS;
 }
 
-static int fdv_domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
-			      struct fid_ep **rx_ep, void *context)
-{
-	(void)domain; (void)attr; (void)rx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
 static int fdv_domain_query_atomic(struct fid_domain *domain,
 				   enum fi_datatype datatype, enum fi_op op,
 				   struct fi_atomic_attr *attr, uint64_t flags)
@@ -128,7 +152,7 @@ static struct fi_ops_domain fdv_domain_ops = {
 	.cntr_open = fdv_domain_cntr_open,
 	.poll_open = fdv_domain_poll_open,
 	.stx_ctx = fdv_domain_stx_ctx,
-	.srx_ctx = fdv_domain_srx_ctx,
+	.srx_ctx = fdv_srx_open,
 	.query_atomic = fdv_domain_query_atomic,
 	.query_collective = fdv_domain_query_collective,
 	.endpoint2 = fdv_domain_endpoint2,
@@ -190,6 +214,7 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		ret = -FI_ENOMEM;
 		goto err;
 	}
+	pthread_mutex_init(&dom->scratch_lock, NULL);
 	dom->fabric = fab;
 	dom->version = fab->version;
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;

@@ -449,6 +449,8 @@ static struct fi_info *fdv_build_template(struct fdv_device_info *dev)
 				      max_ctx : FDV_MAX_TX_RX_CTX;
 	fi->domain_attr->rx_ctx_cnt = fi->domain_attr->tx_ctx_cnt;
 	fi->domain_attr->mr_cnt = da->max_mr > 0 ? (size_t)da->max_mr : 0;
+	/* One shared receive context per endpoint, over an SRQ. */
+	fi->domain_attr->max_ep_srx_ctx = da->max_srq > 0 ? 1 : 0;
 
 	fi->domain_attr->name = strdup(dev->name);
 	if (iwarp)

@@ -114,9 +114,13 @@ static int fdv_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
 {
 	(void)offset;
 	(void)requested_key;
-	/* One verbs MR covers one virtually contiguous range: mr_iov_limit 1. */
-	if (count != 1 || !iov)
+	/* One verbs MR covers one virtually contiguous range (mr_iov_limit
+	 * 1): joining several ranges under one key is not something verbs
+	 * registration does, so more than one is not supported, not wrong. */
+	if (!count || !iov)
 		return -FI_EINVAL;
+	if (count > 1)
+		return -FI_ENOSYS;
 	return fdv_mr_register(fid, iov[0].iov_base, iov[0].iov_len, access,
 			       flags, mr, context);
 }

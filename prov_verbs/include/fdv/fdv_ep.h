@@ -68,11 +68,17 @@ struct fdv_ep {
 	uint64_t *atomic_scratch;
 	uint32_t atomic_scratch_lkey;
 	fdv_lock_t lock;
+	/* Set on a shared receive context only (fi_srx_context): it has no
+	 * QP, so its receives reach the SRQ through the out-of-line path a
+	 * missing qp_rx already takes, and a MSG endpoint's receive pays
+	 * nothing for SRX support. */
+	struct ibv_srq *srq;
 };
 
 /* Out of line, in the library: turn a failed post into an fi error. */
 ssize_t fdv_ep_post_failed(struct fdv_ep *ep, int ret);
 ssize_t fdv_ep_not_ready(struct fdv_ep *ep, int tx);
+ssize_t fdv_ep_recv_no_qp(struct fdv_ep *ep, struct ibv_recv_wr *wr);
 ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why);
 
 FDV_INLINE struct fdv_ep *fdv_ep_of(struct fid_ep *ep_fid)
@@ -126,7 +132,7 @@ FDV_INLINE ssize_t fdv_ep_post_recv(struct fdv_ep *ep, struct ibv_recv_wr *wr,
 	fdv_lock(&ep->lock);
 	if (fdv_unlikely(!ep->qp_rx)) {
 		fdv_unlock(&ep->lock);
-		return fdv_ep_not_ready(ep, 0);
+		return fdv_ep_recv_no_qp(ep, wr);
 	}
 	ret = ibv_post_recv(ep->qp_rx, wr, &bad);
 	fdv_unlock(&ep->lock);
