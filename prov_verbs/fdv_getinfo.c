@@ -154,7 +154,6 @@ void fdv_read_params(struct fdv_params *p)
 {
 	char *s;
 
-	fd_init();
 	memset(p, 0, sizeof(*p));
 	p->tx_size = fdv_param_size("tx_size", FDV_DEF_TX_SIZE, 1, INT32_MAX);
 	p->rx_size = fdv_param_size("rx_size", FDV_DEF_RX_SIZE, 1, INT32_MAX);
@@ -181,7 +180,6 @@ void fdv_read_params(struct fdv_params *p)
 
 unsigned int fdv_connect_timeout_ms(void)
 {
-	fd_init();
 	return (unsigned int)fdv_param_size("connect_timeout", 0, 0, INT32_MAX);
 }
 

@@ -57,6 +57,9 @@ struct fdv_params {
 
 void fdv_read_params(struct fdv_params *p);
 
+/* FI_VERBS_CONNECT_TIMEOUT in milliseconds (0: no deadline of our own). */
+unsigned int fdv_connect_timeout_ms(void);
+
 /* What fdv_getinfo learned about one device. */
 struct fdv_device_info {
 	const char		*name;		/* ibv device = domain name */
