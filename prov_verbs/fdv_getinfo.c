@@ -1080,6 +1080,9 @@ int fdv_getinfo(uint32_t version, const char *node, const char *service,
 	if (!info)
 		return -FI_EINVAL;
 	*info = NULL;
+	ret = fdv_abi_check();
+	if (ret)
+		return ret;
 
 	if (hints && hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC &&
 	    hints->ep_attr->type != FI_EP_MSG) {

@@ -86,6 +86,10 @@ const struct fi_info *fdv_device_template(const char *domain_name);
 int fdv_device_count(void);
 const struct fdv_device_info *fdv_device_at(int i);
 
+/* fdv_abi.c: 0, or -FI_ENOSYS (logged once) when a program compiled
+ * against other inline headers or knobs than the library's (fdv_abi.h). */
+int fdv_abi_check(void);
+
 #ifdef FDV_TEST_SEAMS
 /* Test programs only (never in the library): use these devices instead of
  * scanning for real ones; templates are built from their attributes.

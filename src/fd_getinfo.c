@@ -122,7 +122,7 @@ int fi_getinfo(uint32_t version, const char *node, const char *service,
 	       struct fi_info **info)
 {
 	struct fi_info *head = NULL, **tail = &head;
-	int ret, nomem = 0;
+	int ret, nomem = 0, nosys = 0;
 
 	if (!info)
 		return -FI_EINVAL;
@@ -153,6 +153,9 @@ int fi_getinfo(uint32_t version, const char *node, const char *service,
 				fi_strerror(-ret));
 			if (ret == -FI_ENOMEM)
 				nomem = 1;
+			/* e.g. a program built against other inline headers */
+			if (ret == -FI_ENOSYS)
+				nosys = 1;
 			/* A provider must not leave anything behind on
 			 * failure; be safe if one does. */
 			fi_freeinfo(cur);
@@ -169,7 +172,7 @@ int fi_getinfo(uint32_t version, const char *node, const char *service,
 	}
 
 	if (!head)
-		return nomem ? -FI_ENOMEM : -FI_ENODATA;
+		return nomem ? -FI_ENOMEM : nosys ? -FI_ENOSYS : -FI_ENODATA;
 	*info = head;
 	return 0;
 }
