@@ -5,13 +5,13 @@
 #include <string.h>
 
 #include "fdv_internal.h"
+#include "fdv_getinfo.h"
 #if FDV_EP_RSTREAM
 #include "fdr.h"
 #endif
 
 /* How long fi_endpoint waits for rdma_cm to resolve the peer's address and
  * route; resolution is local (ARP/neighbour) so this is generous. */
-#define FDV_RESOLVE_TIMEOUT_MS 2000
 
 static struct fdv_msg_ep *fdv_msg_ep_of_fid(struct fid *fid)
 {

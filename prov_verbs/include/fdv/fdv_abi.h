@@ -19,14 +19,18 @@
 
 FDV_EXTERN_C_BEGIN
 
-/* In the library: records what a caller compiled against. */
-FDV_COLD void fdv_abi_announce(unsigned int tag, size_t ep_size,
-			       size_t cq_size);
+/* In the library: records what a caller compiled against. A weak
+ * reference, so a unit that includes the headers without linking the
+ * library (a header probe) still loads. */
+FDV_COLD __attribute__((weak)) void fdv_abi_announce(unsigned int tag,
+						     size_t ep_size,
+						     size_t cq_size);
 
 static void __attribute__((constructor, used)) fdv_abi_announce_unit(void)
 {
-	fdv_abi_announce(FDV_ABI_TAG, sizeof(struct fdv_ep),
-			 sizeof(struct fdv_cq));
+	if (fdv_abi_announce)
+		fdv_abi_announce(FDV_ABI_TAG, sizeof(struct fdv_ep),
+				 sizeof(struct fdv_cq));
 }
 
 FDV_EXTERN_C_END
