@@ -12,6 +12,8 @@
 
 #include "fdv_internal.h"
 
+/* CQ depth when fi_cq_attr.size is 0; FI_VERBS_CQ_SIZE (a size_t, read
+ * only here) overrides it. Upstream verbs has no variable for it. */
 #define FDV_CQ_DEFAULT_SIZE 1024
 
 static struct fdv_cq_full *fdv_cq_full_of(struct fdv_cq *cq)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fdv_internal.h"
+#include "fdv_getinfo.h"
 #if FD_HAVE_RSTREAM
 #include "fdr.h"
 #endif
@@ -187,6 +188,9 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 
 	if (!fabric || !info || !domain)
 		return -FI_EINVAL;
+	ret = fdv_abi_check();
+	if (ret)
+		return ret;
 	fab = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
 	name = info->domain_attr ? info->domain_attr->name : NULL;
 	dom = calloc(1, sizeof(*dom));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fdv_internal.h"
+#include "fdv_getinfo.h"
 #if FD_HAVE_RSTREAM
 #include "fdr.h"
 #endif

@@ -245,7 +245,6 @@ int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep, void *context);
 void fdv_cm_handle_event(struct fdv_eq *eq, struct rdma_cm_event *ev);
 void fdv_cm_connect_expired(struct fdv_eq *eq, struct fdv_msg_ep *ep);
-unsigned int fdv_connect_timeout_ms(void);
 extern struct fi_ops_cm fdv_msg_ep_cm_ops;
 extern struct fi_ops_cm fdv_pep_cm_ops;
 int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep);

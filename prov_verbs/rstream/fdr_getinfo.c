@@ -206,6 +206,10 @@ int fdr_getinfo(uint32_t version, const char *node, const char *service,
 	if (!info)
 		return -FI_EINVAL;
 	*info = NULL;
+	/* Refused like the verbs entries it would wrap (fdv_abi.h). */
+	ret = fdv_abi_check();
+	if (ret)
+		return ret;
 	if (hep && hep->type != FI_EP_UNSPEC && hep->type != FI_EP_SOCK_STREAM)
 		return -FI_ENODATA;
 	if (asked != FI_PROTO_UNSPEC && asked != FI_PROTO_RSTREAM &&

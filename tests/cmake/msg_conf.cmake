@@ -1,4 +1,4 @@
-# MSG endpoint conformance, control path (issue 16): addresses and backlog a
+# MSG endpoint conformance, control path: addresses and backlog a
 # program sets (fi_setname, FI_BACKLOG), receives and registrations of
 # several shapes with FI_CQ_COND_THRESHOLD and vendor_err, IPv6 over rxe,
 # and the kernel objects each CQ and endpoint holds. Each says what it

@@ -75,11 +75,12 @@ struct fdv_ep {
 	struct ibv_srq *srq;
 };
 
-/* Out of line, in the library: turn a failed post into an fi error. */
-ssize_t fdv_ep_post_failed(struct fdv_ep *ep, int ret);
-ssize_t fdv_ep_not_ready(struct fdv_ep *ep, int tx);
-ssize_t fdv_ep_recv_no_qp(struct fdv_ep *ep, struct ibv_recv_wr *wr);
-ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why);
+/* Out of line and cold, in the library: turn a failed post into an fi
+ * error. */
+FDV_COLD ssize_t fdv_ep_post_failed(struct fdv_ep *ep, int ret);
+FDV_COLD ssize_t fdv_ep_not_ready(struct fdv_ep *ep, int tx);
+FDV_COLD ssize_t fdv_ep_recv_no_qp(struct fdv_ep *ep, struct ibv_recv_wr *wr);
+FDV_COLD ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why);
 
 FDV_INLINE struct fdv_ep *fdv_ep_of(struct fid_ep *ep_fid)
 {
@@ -171,5 +172,8 @@ FDV_INLINE size_t fdv_iov_total(const struct iovec *iov, size_t count)
 }
 
 FDV_EXTERN_C_END
+
+/* Every unit that compiles the endpoint data path reports its layout. */
+#include <fdv/fdv_abi.h>
 
 #endif /* FDV_EP_H */
