@@ -8,14 +8,14 @@
  * queue and a CQ per connection, then posts DEPTH FI_ATOMIC_WRITEs of
  * 0, 1, 2, ... to a counter of each client (fi_atomicmsg, FI_MORE on 15 of
  * every 16 so that one doorbell carries 16), each with its own context,
- * before reading any completion: N_CONN x DEPTH = 73,728 slot-using
+ * before reading any completion: N_CONN x DEPTH = 66,048 slot-using
  * requests in flight (a single process-wide ring of 65,536 slots would
  * hand later requests' contexts to earlier completions). Then it reads
  * every completion and checks that each context comes exactly once, in
  * posting order on its own connection, with flags FI_ATOMIC | FI_WRITE.
  * Each client finally checks that its counter holds the last value
  * written. (Atomic writes, not fetch-adds: a fetch-add waits for its
- * response under the device's few outstanding-atomic credits, and 73,728
+ * response under the device's few outstanding-atomic credits, and 66,048
  * of them take minutes in an emulated guest; the slot handling is the
  * same for both.) */
 #define _POSIX_C_SOURCE 200112L	/* posix_memalign */
@@ -26,7 +26,7 @@
 #include <rdma/fi_atomic.h>
 
 #define N_CONN 6
-#define DEPTH 12288
+#define DEPTH 11008
 #define CLIENT_DEPTH 64
 
 struct server_state {
