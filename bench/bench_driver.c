@@ -197,10 +197,10 @@ enum { OPT_CPUS = 256, OPT_CPU, OPT_CSV, OPT_JSON, OPT_VARIANT, OPT_CG,
 /* --batch N: send_bw hands N sends to the device per doorbell. */
 static void bm_parse_batch(const char *arg, struct bm_config *cfg)
 {
-	uint64_t n = bm_parse_num(arg, "batch");
+	uint64_t n = bu_parse_num(arg, "batch");
 
 	if (!n || n > BM_MAX_BATCH)
-		bm_die("the batch must be 1..%u", BM_MAX_BATCH);
+		bu_die("the batch must be 1..%u", BM_MAX_BATCH);
 	cfg->flags = (cfg->flags & ~(0xffu << BM_F_BATCH_SHIFT)) |
 		     ((uint32_t)n << BM_F_BATCH_SHIFT);
 }
@@ -735,8 +735,9 @@ static void bm_cg_finish(struct bm_run *r, enum bm_test t, size_t len)
  * carries up to `batch` sends (fewer at the end of the run). */
 static void bm_bw_initiate_batch(struct bm_run *r, size_t len, uint64_t msgs)
 {
-	uint64_t posted = 0, done = 0, spins = 0, t0 = 0;
+	uint64_t posted = 0, done = 0;
 	uint32_t window = r->cfg->window, batch = bm_batch(r->cfg);
+	struct bu_stall st = { 0, 0 };
 
 	if (batch > window)
 		batch = window;
@@ -751,7 +752,7 @@ static void bm_bw_initiate_batch(struct bm_run *r, size_t len, uint64_t msgs)
 			if ((uint32_t)got < n)
 				break;
 		}
-		done += (uint64_t)bm_try(r, 1, &spins, &t0);
+		done += (uint64_t)bm_try(r, 1, &st);
 	}
 }
 

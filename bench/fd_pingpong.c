@@ -491,7 +491,7 @@ BM_NOINLINE int bk_post_batch(struct bk *b, size_t len, uint32_t seq, uint32_t n
 		if (rc == -FI_EAGAIN)
 			break;
 		if (rc)
-			bm_die("fi_sendmsg of %zu bytes: %s", len, fi_strerror((int)-rc));
+			bu_die("fi_sendmsg of %zu bytes: %s", len, fi_strerror((int)-rc));
 	}
 	return (int)i;
 }

@@ -535,7 +535,7 @@ BM_NOINLINE int bk_post_batch(struct bk *b, size_t len, uint32_t seq, uint32_t n
 		return (int)n;
 	if (rc == ENOMEM && bad)
 		return (int)(bad - wr);
-	bm_die("ibv_post_send (send_bw batch of %u): %s", n, strerror(rc));
+	bu_die("ibv_post_send (send_bw batch of %u): %s", n, strerror(rc));
 }
 
 BM_NOINLINE int bk_post_recv(struct bk *b)
