@@ -135,6 +135,3 @@ ssize_t fdv_no_size_left(struct fid_ep *ep)
 	(void)ep;
 	return -FI_ENOSYS;
 }
-
-struct fdv_wr_slot fdv_wr_slots[FDV_WR_SLOTS];
-unsigned int fdv_wr_slot_next;
