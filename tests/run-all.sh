@@ -49,7 +49,7 @@ stamp "build: FABRIC_DIRECT=OFF (gcc)"
 build build/off -DFABRIC_DIRECT=OFF "${one_of_many[@]}"
 stamp "build: FABRIC_DIRECT=verbs, FI_THREAD_SAFE (clang)"
 build build/direct-safe-clang -DFABRIC_DIRECT=verbs -DFABRIC_DIRECT_THREADING=safe \
-  -DCMAKE_C_COMPILER=clang -DFABRIC_DIRECT_FUZZ=ON
+  -DCMAKE_C_COMPILER=clang -DFABRIC_DIRECT_FUZZ=ON -DFABRIC_DIRECT_BENCH=OFF
 stamp "build: ASan+UBSan, FABRIC_DIRECT=verbs (gcc)"
 build build/asan-gcc -DFABRIC_DIRECT=verbs -DFABRIC_DIRECT_SANITIZE=address,undefined \
   -DCMAKE_C_COMPILER=gcc "${sanitized[@]}"

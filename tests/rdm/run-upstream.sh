@@ -2,6 +2,7 @@
 # Run the RDM device tests built against Debian's libfabric 1.17 (the
 # <name>_upstream executables) with its "verbs;ofi_rxm", to check the tests
 # themselves. Inside tests/rxe/run:
+#   (configure BUILD_DIR with -DFABRIC_DIRECT_RDM_UPSTREAM=ON first)
 #   tests/rxe/run -- tests/rdm/run-upstream.sh BUILD_DIR [TEST...]
 # FI_UNIVERSE_SIZE=16: upstream's rxm sizes its CQs from the universe size
 # and rxe refuses the default (issue 14). Prints one PASS/FAIL/SKIP line
