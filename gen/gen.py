@@ -6,6 +6,7 @@ public headers in include/rdma (the calls' signatures and default bodies).
 Outputs (committed; never edit them by hand):
   include/fabric_direct/rdma/fi_direct*.h
   prov_verbs/fdv_ops_gen.c
+  src/fd_enosys.c, src/include/fd_enosys.h   the shared -FI_ENOSYS stubs
 
   gen/gen.py           regenerate in place
   gen/gen.py --check   exit 1 and name each output regeneration would change
@@ -22,6 +23,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC = "gen/api.spec"
 DIRECT_DIR = "include/fabric_direct/rdma"
 OPS_C = "prov_verbs/fdv_ops_gen.c"
+ENOSYS_C = "src/fd_enosys.c"
+ENOSYS_H = "src/include/fd_enosys.h"
+# The public headers whose ops tables get a shared "not supported" stub per
+# field; fi_ext.h's peer/owner tables are implemented by the application.
+ENOSYS_HEADERS = ("fabric.h", "fi_domain.h", "fi_cm.h", "fi_endpoint.h", "fi_eq.h",
+                  "fi_rma.h", "fi_tagged.h", "fi_atomic.h", "fi_collective.h")
 REGEN = "python3 gen/gen.py"
 
 # Which ops struct a dispatch `obj->member->field(...)` goes through, keyed by
@@ -364,19 +371,76 @@ def direct_header(h, public_text, eptypes):
     return "\n".join(out) + "\n"
 
 
-def ops_field_decl(text, struct, field):
-    """(return type, parameter text) of one ops-table field."""
-    m = re.search(r"struct\s+%s\s*\{(.*?)\};" % struct, strip_comments(text), re.S)
-    f = re.search(r"([\w\s\*]+?)\(\s*\*\s*%s\s*\)\s*\(([^;]*)\)\s*;" % field, m.group(1))
-    if not f:
-        raise GenError("%s.%s: declaration not found" % (struct, field))
-    return " ".join(f.group(1).split()), " ".join(f.group(2).split())
+# --------------------------------------------------------------------------
+# Shared -FI_ENOSYS stubs: one per ops-table field, in the core
+# --------------------------------------------------------------------------
+def enosys_name(struct, field):
+    """fd_no_<table>_<field>; the table of every fid (struct fi_ops) is "fid"."""
+    short = "fid" if struct == "fi_ops" else struct[len("fi_ops_"):]
+    return "fd_no_%s_%s" % (short, field)
+
+
+def enosys_fields(all_text):
+    """[(struct, field, return type, parameters)] of every ops-table field that
+    can answer -FI_ENOSYS: an int or ssize_t return, and not close (an object
+    that exists can always be closed)."""
+    out = []
+    clean = strip_comments(all_text)
+    for m in re.finditer(r"struct\s+(fi_ops\w*)\s*\{(.*?)\};", clean, re.S):
+        for f in re.finditer(r"([\w\s\*]+?)\(\s*\*\s*(\w+)\s*\)\s*\(([^;]*)\)\s*;",
+                             m.group(2)):
+            ret = " ".join(f.group(1).split())
+            if ret not in ("int", "ssize_t") or f.group(2) == "close":
+                continue
+            out.append((m.group(1), f.group(2), ret, ", ".join(split_params(f.group(3)))))
+    return out
+
+
+def enosys_files(all_text):
+    fields = enosys_fields(all_text)
+    h = [banner("/*", "*/"), ""]
+    h.append("/* \"Not supported\" for every ops-table field that can say so: a provider")
+    h.append(" * or layer points a field it does not implement at fd_no_<table>_<field>")
+    h.append(" * instead of writing its own stub. Every stub answers -FI_ENOSYS and")
+    h.append(" * touches nothing. Not installed: the core's interface to providers. */")
+    h.append("#ifndef FD_ENOSYS_H")
+    h.append("#define FD_ENOSYS_H")
+    h.append("")
+    for pub in ENOSYS_HEADERS:
+        h.append("#include <rdma/%s>" % pub)
+    h.append("")
+    h.append("#ifdef __cplusplus")
+    h.append('extern "C" {')
+    h.append("#endif")
+    c = [banner("/*", "*/"), ""]
+    c.append('#include "fd_enosys.h"')
+    last = None
+    for struct, field, ret, params in fields:
+        if struct != last:
+            h.append("")
+            h.append("/* struct %s */" % struct)
+            last = struct
+        h.append("%s %s(%s);" % (ret, enosys_name(struct, field), params))
+        names = [re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", p).group(1)
+                 for p in split_params(params) if p != "void"]
+        c.append("")
+        c.append("%s %s(%s)" % (ret, enosys_name(struct, field), params))
+        c.append("{")
+        c.append("\t" + " ".join("(void)%s;" % nm for nm in names))
+        c.append("\treturn -FI_ENOSYS;")
+        c.append("}")
+    h.append("")
+    h.append("#ifdef __cplusplus")
+    h.append("}")
+    h.append("#endif")
+    h.append("")
+    h.append("#endif /* FD_ENOSYS_H */")
+    return "\n".join(h) + "\n", "\n".join(c) + "\n"
 
 
 def ops_c(headers, public_texts, eptypes, unsupported):
     all_text = "\n".join(public_texts.values())
     tables = {}    # (ep_type, struct) -> {field: impl}
-    stubs = {}     # func name -> (func, endpoint types whose table uses its stub)
     includes = []
     for h in headers:
         if h.guard is None:
@@ -398,8 +462,7 @@ def ops_c(headers, public_texts, eptypes, unsupported):
                     impls.setdefault(t.name, "enosys")
             for ep_type, impl in impls.items():
                 if impl == "enosys":
-                    impl = "fdv_enosys_%s" % call[3:]
-                    stubs.setdefault(f.name, (f, set()))[1].add(ep_type)
+                    impl = enosys_name(struct, field)
                 tables.setdefault((ep_type, struct), {})[field] = impl
     out = [banner("/*", "*/"), ""]
     out.append("/* The ops tables an object hands out in the OFF build (and to programs")
@@ -410,37 +473,15 @@ def ops_c(headers, public_texts, eptypes, unsupported):
                 "fi_collective.h"):
         out.append("#include <rdma/%s>" % pub)
     out.extend(include_lines(includes, eptypes))
+    out.append('#include "fd_enosys.h"')
     out.append('#include "fdv_ops.h"')
     out.append("")
-    macros = {t.name: t.macro for t in eptypes}
-    for f, users in stubs.values():
-        # A stub only optional endpoint types use exists only with them.
-        conds = {macros.get(u) for u in users}
-        guard = None if None in conds else " || ".join(sorted(conds))
-        params = ", ".join(split_params(f.params))
-        if guard:
-            out.append("#if %s" % guard)
-        out.append("static %s fdv_enosys_%s(%s)" % (f.ret, f.name[3:], params))
-        out.append("{")
-        out.append(enosys_body(f))
-        out.append("}")
-        if guard:
-            out.append("#endif")
-        out.append("")
-    extra_stubs = {}
-    table_lines = []
     for (ep_type, struct), fields in sorted(tables.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         want = ops_fields(all_text, struct)
         for fl in unsupported.get(struct, []):
             if fl in fields:
                 raise GenError("%s.%s: both implemented and @unsupported" % (struct, fl))
-            ret, params = ops_field_decl(all_text, struct, fl)
-            stub = "fdv_enosys_%s_%s" % (struct[7:], fl)
-            if stub not in extra_stubs:
-                names = [re.search(r"(\w+)\s*$", p).group(1) for p in split_params(params)]
-                extra_stubs[stub] = ["static %s %s(%s)" % (ret, stub, params), "{"] + \
-                    ["\t(void)%s;" % nm for nm in names] + ["\treturn -FI_ENOSYS;", "}", ""]
-            fields[fl] = stub
+            fields[fl] = enosys_name(struct, fl)
         missing = [fl for fl in want if fl not in fields]
         if missing:
             raise GenError("%s: no implementation for %s in gen/api.spec"
@@ -448,18 +489,15 @@ def ops_c(headers, public_texts, eptypes, unsupported):
         name = "fdv_%s_ops_%s" % (ep_type, struct[7:]) if ep_type else "fdv_ops_%s" % struct[7:]
         macro = next((t.macro for t in eptypes if t.name == ep_type), None)
         if macro:
-            table_lines.append("#if %s" % macro)
-        table_lines.append("struct %s %s = {" % (struct, name))
-        table_lines.append("\t.size = sizeof(struct %s)," % struct)
+            out.append("#if %s" % macro)
+        out.append("struct %s %s = {" % (struct, name))
+        out.append("\t.size = sizeof(struct %s)," % struct)
         for fl in want:
-            table_lines.append("\t.%s = %s," % (fl, fields[fl]))
-        table_lines.append("};")
+            out.append("\t.%s = %s," % (fl, fields[fl]))
+        out.append("};")
         if macro:
-            table_lines.append("#endif")
-        table_lines.append("")
-    for lines in extra_stubs.values():
-        out.extend(lines)
-    out.extend(table_lines)
+            out.append("#endif")
+        out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -473,6 +511,8 @@ def generate():
     for h in headers:
         outputs["%s/%s" % (DIRECT_DIR, h.filename)] = direct_header(h, public_texts[h.public], eptypes)
     outputs[OPS_C] = ops_c(headers, public_texts, eptypes, unsupported)
+    all_public = "\n".join(read("include/rdma/%s" % p) for p in ENOSYS_HEADERS)
+    outputs[ENOSYS_H], outputs[ENOSYS_C] = enosys_files(all_public)
     return outputs
 
 

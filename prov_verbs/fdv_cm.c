@@ -70,13 +70,6 @@ static int fdv_cm_setname(fid_t fid, void *addr, size_t addrlen)
 	return -FI_ENOSYS;
 }
 
-static int fdv_cm_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-		       struct fid_mc **mc, void *context)
-{
-	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
-	return -FI_ENOSYS;
-}
-
 /* ---- active endpoint CM calls ---- */
 
 static struct fdv_msg_ep *fdv_msg_ep_of(struct fid_ep *ep)
@@ -227,30 +220,17 @@ static int fdv_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 	return fdv_msg_ep_disconnect(ep);
 }
 
-static int fdv_ep_no_listen(struct fid_pep *pep)
-{
-	(void)pep;
-	return -FI_ENOSYS;
-}
-
-static int fdv_ep_no_reject(struct fid_pep *pep, fid_t handle,
-			    const void *param, size_t paramlen)
-{
-	(void)pep; (void)handle; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
-}
-
 struct fi_ops_cm fdv_msg_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = fdv_cm_setname,
 	.getname = fdv_cm_getname,
 	.getpeer = fdv_ep_getpeer,
 	.connect = fdv_ep_connect,
-	.listen = fdv_ep_no_listen,
+	.listen = fd_no_cm_listen,
 	.accept = fdv_ep_accept,
-	.reject = fdv_ep_no_reject,
+	.reject = fd_no_cm_reject,
 	.shutdown = fdv_ep_shutdown,
-	.join = fdv_cm_join,
+	.join = fd_no_cm_join,
 };
 
 /* ---- passive endpoint ---- */
@@ -302,42 +282,17 @@ static int fdv_pep_reject(struct fid_pep *pep_fid, fid_t handle,
 	return ret;
 }
 
-static int fdv_pep_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	(void)ep; (void)addr; (void)addrlen;
-	return -FI_ENOSYS;
-}
-
-static int fdv_pep_no_connect(struct fid_ep *ep, const void *addr,
-			      const void *param, size_t paramlen)
-{
-	(void)ep; (void)addr; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int fdv_pep_no_accept(struct fid_ep *ep, const void *param, size_t len)
-{
-	(void)ep; (void)param; (void)len;
-	return -FI_ENOSYS;
-}
-
-static int fdv_pep_no_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	(void)ep; (void)flags;
-	return -FI_ENOSYS;
-}
-
 struct fi_ops_cm fdv_pep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = fdv_cm_setname,
 	.getname = fdv_cm_getname,
-	.getpeer = fdv_pep_no_getpeer,
-	.connect = fdv_pep_no_connect,
+	.getpeer = fd_no_cm_getpeer,
+	.connect = fd_no_cm_connect,
 	.listen = fdv_pep_listen,
-	.accept = fdv_pep_no_accept,
+	.accept = fd_no_cm_accept,
 	.reject = fdv_pep_reject,
-	.shutdown = fdv_pep_no_shutdown,
-	.join = fdv_cm_join,
+	.shutdown = fd_no_cm_shutdown,
+	.join = fd_no_cm_join,
 };
 
 static int fdv_pep_getopt(fid_t fid, int level, int optname, void *optval,
@@ -356,13 +311,13 @@ static int fdv_pep_setopt(fid_t fid, int level, int optname,
 
 static struct fi_ops_ep fdv_pep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = fdv_no_cancel,
+	.cancel = fd_no_ep_cancel,
 	.getopt = fdv_pep_getopt,
 	.setopt = fdv_pep_setopt,
-	.tx_ctx = fdv_no_tx_ctx,
-	.rx_ctx = fdv_no_rx_ctx,
-	.rx_size_left = fdv_no_size_left,
-	.tx_size_left = fdv_no_size_left,
+	.tx_ctx = fd_no_ep_tx_ctx,
+	.rx_ctx = fd_no_ep_rx_ctx,
+	.rx_size_left = fd_no_ep_rx_size_left,
+	.tx_size_left = fd_no_ep_tx_size_left,
 };
 
 static int fdv_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
@@ -406,8 +361,8 @@ static struct fi_ops fdv_pep_fid_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdv_pep_close,
 	.bind = fdv_pep_bind,
-	.control = fdv_no_control,
-	.ops_open = fdv_no_ops_open,
+	.control = fd_no_fid_control,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };

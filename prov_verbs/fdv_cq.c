@@ -354,9 +354,9 @@ static int fdv_cq_control(struct fid *fid, int command, void *arg)
 static struct fi_ops fdv_cq_fid_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdv_cq_close,
-	.bind = fdv_no_bind,
+	.bind = fd_no_fid_bind,
 	.control = fdv_cq_control,
-	.ops_open = fdv_no_ops_open,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };

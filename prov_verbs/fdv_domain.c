@@ -31,49 +31,12 @@ static int fdv_domain_close(struct fid *fid)
 static struct fi_ops fdv_domain_fid_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdv_domain_close,
-	.bind = fdv_no_bind,
-	.control = fdv_no_control,
-	.ops_open = fdv_no_ops_open,
+	.bind = fd_no_fid_bind,
+	.control = fd_no_fid_control,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };
-
-static int fdv_domain_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
-			      struct fid_av **av, void *context)
-{
-	(void)domain; (void)attr; (void)av; (void)context;
-	return -FI_ENOSYS;	/* connected endpoints only: no address vectors */
-}
-
-static int fdv_domain_scalable_ep(struct fid_domain *domain, struct fi_info *info,
-				  struct fid_ep **sep, void *context)
-{
-	(void)domain; (void)info; (void)sep; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int fdv_domain_cntr_open(struct fid_domain *domain,
-				struct fi_cntr_attr *attr,
-				struct fid_cntr **cntr, void *context)
-{
-	(void)domain; (void)attr; (void)cntr; (void)context;
-	return -FI_ENOSYS;	/* counters are not built */
-}
-
-static int fdv_domain_poll_open(struct fid_domain *domain,
-				struct fi_poll_attr *attr,
-				struct fid_poll **pollset)
-{
-	(void)domain; (void)attr; (void)pollset;
-	return -FI_ENOSYS;
-}
-
-static int fdv_domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
-			      struct fid_stx **stx, void *context)
-{
-	(void)domain; (void)attr; (void)stx; (void)context;
-	return -FI_ENOSYS;
-}
 
 static int fdv_domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 			      struct fid_ep **rx_ep, void *context)
@@ -102,15 +65,6 @@ static int fdv_domain_query_atomic(struct fid_domain *domain,
 	return 0;
 }
 
-static int fdv_domain_query_collective(struct fid_domain *domain,
-				       enum fi_collective_op coll,
-				       struct fi_collective_attr *attr,
-				       uint64_t flags)
-{
-	(void)domain; (void)coll; (void)attr; (void)flags;
-	return -FI_ENOSYS;
-}
-
 static int fdv_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 				struct fid_ep **ep, uint64_t flags, void *context)
 {
@@ -121,16 +75,16 @@ static int fdv_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 
 static struct fi_ops_domain fdv_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
-	.av_open = fdv_domain_av_open,
+	.av_open = fd_no_domain_av_open,	/* connected endpoints: no address vectors */
 	.cq_open = fdv_cq_open,
 	.endpoint = fdv_ep_open,
-	.scalable_ep = fdv_domain_scalable_ep,
-	.cntr_open = fdv_domain_cntr_open,
-	.poll_open = fdv_domain_poll_open,
-	.stx_ctx = fdv_domain_stx_ctx,
+	.scalable_ep = fd_no_domain_scalable_ep,
+	.cntr_open = fd_no_domain_cntr_open,	/* counters are not built */
+	.poll_open = fd_no_domain_poll_open,
+	.stx_ctx = fd_no_domain_stx_ctx,
 	.srx_ctx = fdv_domain_srx_ctx,
 	.query_atomic = fdv_domain_query_atomic,
-	.query_collective = fdv_domain_query_collective,
+	.query_collective = fd_no_domain_query_collective,
 	.endpoint2 = fdv_domain_endpoint2,
 };
 

@@ -245,13 +245,13 @@ static int fdv_ep_setopt(fid_t fid, int level, int optname,
 
 static struct fi_ops_ep fdv_msg_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = fdv_no_cancel,
+	.cancel = fd_no_ep_cancel,
 	.getopt = fdv_ep_getopt,
 	.setopt = fdv_ep_setopt,
-	.tx_ctx = fdv_no_tx_ctx,
-	.rx_ctx = fdv_no_rx_ctx,
-	.rx_size_left = fdv_no_size_left,
-	.tx_size_left = fdv_no_size_left,
+	.tx_ctx = fd_no_ep_tx_ctx,
+	.rx_ctx = fd_no_ep_rx_ctx,
+	.rx_size_left = fd_no_ep_rx_size_left,
+	.tx_size_left = fd_no_ep_tx_size_left,
 };
 
 /* ---- close ---- */
@@ -293,7 +293,7 @@ static struct fi_ops fdv_ep_fid_ops = {
 	.close = fdv_ep_close,
 	.bind = fdv_ep_bind,
 	.control = fdv_ep_control,
-	.ops_open = fdv_no_ops_open,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };

@@ -28,6 +28,7 @@
 #include <fdv/fdv_atomic.h>
 
 #include "fd_core.h"
+#include "fd_enosys.h"
 #include "fdv_ops.h"
 #include "fdv_cm_data.h"
 
@@ -217,21 +218,12 @@ extern struct fi_ops_cm fdv_msg_ep_cm_ops;
 extern struct fi_ops_cm fdv_pep_cm_ops;
 int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep);
 
-/* helpers shared by the control path */
+/* helpers shared by the control path; fields a table does not implement
+ * point at the core's shared stubs (fd_enosys.h) */
 int fdv_errno_to_fi(int err);
 int fdv_wc_status_to_fi(enum ibv_wc_status status);
-int fdv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
-int fdv_no_control(struct fid *fid, int command, void *arg);
 int fdv_opt_get_cm_data_size(int level, int optname, void *optval,
 			     size_t *optlen, size_t cm_data_max);
 int fdv_opt_set_cm_data_size(int level, int optname);
-ssize_t fdv_no_cancel(fid_t fid, void *context);
-int fdv_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
-		  struct fid_ep **tx_ep, void *context);
-int fdv_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
-		  struct fid_ep **rx_ep, void *context);
-ssize_t fdv_no_size_left(struct fid_ep *ep);
-int fdv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		    void **ops, void *context);
 
 #endif /* FDV_INTERNAL_H */

@@ -21,624 +21,8 @@
 #include <fdv/fdv_rma.h>
 #include <fdv/fdv_atomic.h>
 #include <fdv/fdv_ep.h>
+#include "fd_enosys.h"
 #include "fdv_ops.h"
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)desc;
-	(void)data;
-	(void)dest_addr;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)dest_addr;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)data;
-	(void)dest_addr;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)desc;
-	(void)src_addr;
-	(void)addr;
-	(void)key;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_readv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
-{
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)src_addr;
-	(void)addr;
-	(void)key;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
-{
-	(void)ep;
-	(void)msg;
-	(void)flags;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_write(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)desc;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_writev(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
-{
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
-{
-	(void)ep;
-	(void)msg;
-	(void)flags;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_inject_write(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t addr, uint64_t key)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)desc;
-	(void)data;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_inject_writedata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)data;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_atomic(struct fid_ep *ep, const void *buf, size_t count, void *desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
-{
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_atomicmsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, uint64_t flags)
-{
-	(void)ep;
-	(void)msg;
-	(void)flags;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_inject_atomic(struct fid_ep *ep, const void *buf, size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op)
-{
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_fetch_atomic(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)result;
-	(void)result_desc;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_fetch_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, struct fi_ioc *resultv, void **result_desc, size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
-{
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)resultv;
-	(void)result_desc;
-	(void)result_count;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_fetch_atomicmsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
-{
-	(void)ep;
-	(void)msg;
-	(void)resultv;
-	(void)result_desc;
-	(void)result_count;
-	(void)flags;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_compare_atomic(struct fid_ep *ep, const void *buf, size_t count, void *desc, const void *compare, void *compare_desc, void *result, void *result_desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)compare;
-	(void)compare_desc;
-	(void)result;
-	(void)result_desc;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_compare_atomicv(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count, const struct fi_ioc *comparev, void **compare_desc, size_t compare_count, struct fi_ioc *resultv, void **result_desc, size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
-{
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)comparev;
-	(void)compare_desc;
-	(void)compare_count;
-	(void)resultv;
-	(void)result_desc;
-	(void)result_count;
-	(void)dest_addr;
-	(void)addr;
-	(void)key;
-	(void)datatype;
-	(void)op;
-	(void)context;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static ssize_t fdv_enosys_compare_atomicmsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, const struct fi_ioc *comparev, void **compare_desc, size_t compare_count, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
-{
-	(void)ep;
-	(void)msg;
-	(void)comparev;
-	(void)compare_desc;
-	(void)compare_count;
-	(void)resultv;
-	(void)result_desc;
-	(void)result_count;
-	(void)flags;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static int fdv_enosys_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
-{
-	(void)ep;
-	(void)datatype;
-	(void)op;
-	(void)count;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static int fdv_enosys_fetch_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
-{
-	(void)ep;
-	(void)datatype;
-	(void)op;
-	(void)count;
-	return -FI_ENOSYS;
-}
-#endif
-
-#if FDV_EP_RSTREAM
-static int fdv_enosys_compare_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
-{
-	(void)ep;
-	(void)datatype;
-	(void)op;
-	(void)count;
-	return -FI_ENOSYS;
-}
-#endif
-
-static ssize_t fdv_enosys_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t tag, uint64_t ignore, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)desc;
-	(void)src_addr;
-	(void)tag;
-	(void)ignore;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src_addr, uint64_t tag, uint64_t ignore, void *context)
-{
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)src_addr;
-	(void)tag;
-	(void)ignore;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	(void)ep;
-	(void)msg;
-	(void)flags;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t tag, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)desc;
-	(void)dest_addr;
-	(void)tag;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_tsendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t tag, void *context)
-{
-	(void)ep;
-	(void)iov;
-	(void)desc;
-	(void)count;
-	(void)dest_addr;
-	(void)tag;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	(void)ep;
-	(void)msg;
-	(void)flags;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_tinject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t tag)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)dest_addr;
-	(void)tag;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, uint64_t tag, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)desc;
-	(void)data;
-	(void)dest_addr;
-	(void)tag;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr, uint64_t tag)
-{
-	(void)ep;
-	(void)buf;
-	(void)len;
-	(void)data;
-	(void)dest_addr;
-	(void)tag;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_barrier(struct fid_ep *ep, fi_addr_t coll_addr, void *context)
-{
-	(void)ep;
-	(void)coll_addr;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_broadcast(struct fid_ep *ep, void *buf, size_t count, void *desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)coll_addr;
-	(void)root_addr;
-	(void)datatype;
-	(void)flags;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_alltoall(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, uint64_t flags, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)result;
-	(void)result_desc;
-	(void)coll_addr;
-	(void)datatype;
-	(void)flags;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_allreduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)result;
-	(void)result_desc;
-	(void)coll_addr;
-	(void)datatype;
-	(void)op;
-	(void)flags;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_allgather(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, uint64_t flags, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)result;
-	(void)result_desc;
-	(void)coll_addr;
-	(void)datatype;
-	(void)flags;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_reduce_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)result;
-	(void)result_desc;
-	(void)coll_addr;
-	(void)datatype;
-	(void)op;
-	(void)flags;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_reduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)result;
-	(void)result_desc;
-	(void)coll_addr;
-	(void)root_addr;
-	(void)datatype;
-	(void)op;
-	(void)flags;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)result;
-	(void)result_desc;
-	(void)coll_addr;
-	(void)root_addr;
-	(void)datatype;
-	(void)flags;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_gather(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context)
-{
-	(void)ep;
-	(void)buf;
-	(void)count;
-	(void)desc;
-	(void)result;
-	(void)result_desc;
-	(void)coll_addr;
-	(void)root_addr;
-	(void)datatype;
-	(void)flags;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_collective_msg(struct fid_ep *ep, const struct fi_msg_collective *msg, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags)
-{
-	(void)ep;
-	(void)msg;
-	(void)resultv;
-	(void)result_desc;
-	(void)result_count;
-	(void)flags;
-	return -FI_ENOSYS;
-}
-
-static ssize_t fdv_enosys_collective_barrier2(struct fid_ep *ep, fi_addr_t coll_addr, uint64_t flags, void *context)
-{
-	(void)ep;
-	(void)coll_addr;
-	(void)flags;
-	(void)context;
-	return -FI_ENOSYS;
-}
 
 struct fi_ops_cq fdv_ops_cq = {
 	.size = sizeof(struct fi_ops_cq),
@@ -670,17 +54,17 @@ struct fi_ops_atomic fdv_msg_ops_atomic = {
 
 struct fi_ops_collective fdv_msg_ops_collective = {
 	.size = sizeof(struct fi_ops_collective),
-	.barrier = fdv_enosys_barrier,
-	.broadcast = fdv_enosys_broadcast,
-	.alltoall = fdv_enosys_alltoall,
-	.allreduce = fdv_enosys_allreduce,
-	.allgather = fdv_enosys_allgather,
-	.reduce_scatter = fdv_enosys_reduce_scatter,
-	.reduce = fdv_enosys_reduce,
-	.scatter = fdv_enosys_scatter,
-	.gather = fdv_enosys_gather,
-	.msg = fdv_enosys_collective_msg,
-	.barrier2 = fdv_enosys_collective_barrier2,
+	.barrier = fd_no_collective_barrier,
+	.broadcast = fd_no_collective_broadcast,
+	.alltoall = fd_no_collective_alltoall,
+	.allreduce = fd_no_collective_allreduce,
+	.allgather = fd_no_collective_allgather,
+	.reduce_scatter = fd_no_collective_reduce_scatter,
+	.reduce = fd_no_collective_reduce,
+	.scatter = fd_no_collective_scatter,
+	.gather = fd_no_collective_gather,
+	.msg = fd_no_collective_msg,
+	.barrier2 = fd_no_collective_barrier2,
 };
 
 struct fi_ops_msg fdv_msg_ops_msg = {
@@ -711,50 +95,50 @@ struct fi_ops_rma fdv_msg_ops_rma = {
 
 struct fi_ops_tagged fdv_msg_ops_tagged = {
 	.size = sizeof(struct fi_ops_tagged),
-	.recv = fdv_enosys_trecv,
-	.recvv = fdv_enosys_trecvv,
-	.recvmsg = fdv_enosys_trecvmsg,
-	.send = fdv_enosys_tsend,
-	.sendv = fdv_enosys_tsendv,
-	.sendmsg = fdv_enosys_tsendmsg,
-	.inject = fdv_enosys_tinject,
-	.senddata = fdv_enosys_tsenddata,
-	.injectdata = fdv_enosys_tinjectdata,
+	.recv = fd_no_tagged_recv,
+	.recvv = fd_no_tagged_recvv,
+	.recvmsg = fd_no_tagged_recvmsg,
+	.send = fd_no_tagged_send,
+	.sendv = fd_no_tagged_sendv,
+	.sendmsg = fd_no_tagged_sendmsg,
+	.inject = fd_no_tagged_inject,
+	.senddata = fd_no_tagged_senddata,
+	.injectdata = fd_no_tagged_injectdata,
 };
 
 #if FDV_EP_RSTREAM
 struct fi_ops_atomic fdv_rstream_ops_atomic = {
 	.size = sizeof(struct fi_ops_atomic),
-	.write = fdv_enosys_atomic,
-	.writev = fdv_enosys_atomicv,
-	.writemsg = fdv_enosys_atomicmsg,
-	.inject = fdv_enosys_inject_atomic,
-	.readwrite = fdv_enosys_fetch_atomic,
-	.readwritev = fdv_enosys_fetch_atomicv,
-	.readwritemsg = fdv_enosys_fetch_atomicmsg,
-	.compwrite = fdv_enosys_compare_atomic,
-	.compwritev = fdv_enosys_compare_atomicv,
-	.compwritemsg = fdv_enosys_compare_atomicmsg,
-	.writevalid = fdv_enosys_atomicvalid,
-	.readwritevalid = fdv_enosys_fetch_atomicvalid,
-	.compwritevalid = fdv_enosys_compare_atomicvalid,
+	.write = fd_no_atomic_write,
+	.writev = fd_no_atomic_writev,
+	.writemsg = fd_no_atomic_writemsg,
+	.inject = fd_no_atomic_inject,
+	.readwrite = fd_no_atomic_readwrite,
+	.readwritev = fd_no_atomic_readwritev,
+	.readwritemsg = fd_no_atomic_readwritemsg,
+	.compwrite = fd_no_atomic_compwrite,
+	.compwritev = fd_no_atomic_compwritev,
+	.compwritemsg = fd_no_atomic_compwritemsg,
+	.writevalid = fd_no_atomic_writevalid,
+	.readwritevalid = fd_no_atomic_readwritevalid,
+	.compwritevalid = fd_no_atomic_compwritevalid,
 };
 #endif
 
 #if FDV_EP_RSTREAM
 struct fi_ops_collective fdv_rstream_ops_collective = {
 	.size = sizeof(struct fi_ops_collective),
-	.barrier = fdv_enosys_barrier,
-	.broadcast = fdv_enosys_broadcast,
-	.alltoall = fdv_enosys_alltoall,
-	.allreduce = fdv_enosys_allreduce,
-	.allgather = fdv_enosys_allgather,
-	.reduce_scatter = fdv_enosys_reduce_scatter,
-	.reduce = fdv_enosys_reduce,
-	.scatter = fdv_enosys_scatter,
-	.gather = fdv_enosys_gather,
-	.msg = fdv_enosys_collective_msg,
-	.barrier2 = fdv_enosys_collective_barrier2,
+	.barrier = fd_no_collective_barrier,
+	.broadcast = fd_no_collective_broadcast,
+	.alltoall = fd_no_collective_alltoall,
+	.allreduce = fd_no_collective_allreduce,
+	.allgather = fd_no_collective_allgather,
+	.reduce_scatter = fd_no_collective_reduce_scatter,
+	.reduce = fd_no_collective_reduce,
+	.scatter = fd_no_collective_scatter,
+	.gather = fd_no_collective_gather,
+	.msg = fd_no_collective_msg,
+	.barrier2 = fd_no_collective_barrier2,
 };
 #endif
 
@@ -767,38 +151,38 @@ struct fi_ops_msg fdv_rstream_ops_msg = {
 	.send = fdr_msg_send,
 	.sendv = fdr_msg_sendv,
 	.sendmsg = fdr_msg_sendmsg,
-	.inject = fdv_enosys_inject,
-	.senddata = fdv_enosys_senddata,
-	.injectdata = fdv_enosys_injectdata,
+	.inject = fd_no_msg_inject,
+	.senddata = fd_no_msg_senddata,
+	.injectdata = fd_no_msg_injectdata,
 };
 #endif
 
 #if FDV_EP_RSTREAM
 struct fi_ops_rma fdv_rstream_ops_rma = {
 	.size = sizeof(struct fi_ops_rma),
-	.read = fdv_enosys_read,
-	.readv = fdv_enosys_readv,
-	.readmsg = fdv_enosys_readmsg,
-	.write = fdv_enosys_write,
-	.writev = fdv_enosys_writev,
-	.writemsg = fdv_enosys_writemsg,
-	.inject = fdv_enosys_inject_write,
-	.writedata = fdv_enosys_writedata,
-	.injectdata = fdv_enosys_inject_writedata,
+	.read = fd_no_rma_read,
+	.readv = fd_no_rma_readv,
+	.readmsg = fd_no_rma_readmsg,
+	.write = fd_no_rma_write,
+	.writev = fd_no_rma_writev,
+	.writemsg = fd_no_rma_writemsg,
+	.inject = fd_no_rma_inject,
+	.writedata = fd_no_rma_writedata,
+	.injectdata = fd_no_rma_injectdata,
 };
 #endif
 
 #if FDV_EP_RSTREAM
 struct fi_ops_tagged fdv_rstream_ops_tagged = {
 	.size = sizeof(struct fi_ops_tagged),
-	.recv = fdv_enosys_trecv,
-	.recvv = fdv_enosys_trecvv,
-	.recvmsg = fdv_enosys_trecvmsg,
-	.send = fdv_enosys_tsend,
-	.sendv = fdv_enosys_tsendv,
-	.sendmsg = fdv_enosys_tsendmsg,
-	.inject = fdv_enosys_tinject,
-	.senddata = fdv_enosys_tsenddata,
-	.injectdata = fdv_enosys_tinjectdata,
+	.recv = fd_no_tagged_recv,
+	.recvv = fd_no_tagged_recvv,
+	.recvmsg = fd_no_tagged_recvmsg,
+	.send = fd_no_tagged_send,
+	.sendv = fd_no_tagged_sendv,
+	.sendmsg = fd_no_tagged_sendmsg,
+	.inject = fd_no_tagged_inject,
+	.senddata = fd_no_tagged_senddata,
+	.injectdata = fd_no_tagged_injectdata,
 };
 #endif

@@ -33,14 +33,14 @@ add_custom_target(fuzz_cm_data_bin ALL DEPENDS ${_fz_cm})
 # (-DFDV_TEST_SEAMS: made-up devices for fi_getinfo), which the library
 # itself never contains. Control path only, so the OFF include path serves
 # both builds.
-file(GLOB _fz_lib_headers CONFIGURE_DEPENDS ${FD_SRC}/src/*.h ${FD_SRC}/prov_verbs/*.h
+file(GLOB _fz_lib_headers CONFIGURE_DEPENDS ${FD_SRC}/src/*.h ${FD_SRC}/src/include/*.h ${FD_SRC}/prov_verbs/*.h
      ${FD_SRC}/prov_verbs/rstream/*.h ${FD_SRC}/prov_verbs/include/fdv/*.h
      ${FD_SRC}/include/rdma/*.h)
 set(_fz_gi ${CMAKE_CURRENT_BINARY_DIR}/fuzz_getinfo_hints)
 add_custom_command(OUTPUT ${_fz_gi}
   COMMAND ${FD_CLANG} ${_fz_flags} -DFDV_TEST_SEAMS
           -I${FD_SRC}/include -I${FD_SRC}/prov_verbs/include -I${FD_GEN_INCLUDE}
-          -I${FD_SRC}/src -I${FD_SRC}/prov_verbs -I${FD_SRC}/prov_verbs/rstream
+          -I${FD_SRC}/src -I${FD_SRC}/src/include -I${FD_SRC}/prov_verbs -I${FD_SRC}/prov_verbs/rstream
           ${_fz_dir}/fuzz_getinfo_hints.c ${FD_CORE_SOURCES} ${FD_VERBS_SOURCES}
           ${RDMACM_LIBRARY} ${IBVERBS_LIBRARY} -lpthread -o ${_fz_gi}
   DEPENDS ${_fz_dir}/fuzz_getinfo_hints.c ${FD_CORE_SOURCES} ${FD_VERBS_SOURCES}
