@@ -6,6 +6,7 @@ public headers in include/rdma (the calls' signatures and default bodies).
 Outputs (committed; never edit them by hand):
   include/fabric_direct/rdma/fi_direct*.h
   prov_verbs/fdv_ops_gen.c
+  prov_verbs/fdv_ops_locked_gen.c            the OFF build's locked ops tables
   src/fd_enosys.c, src/include/fd_enosys.h   the shared -FI_ENOSYS stubs
 
   gen/gen.py           regenerate in place
@@ -23,6 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC = "gen/api.spec"
 DIRECT_DIR = "include/fabric_direct/rdma"
 OPS_C = "prov_verbs/fdv_ops_gen.c"
+OPS_LOCKED_C = "prov_verbs/fdv_ops_locked_gen.c"
 ENOSYS_C = "src/fd_enosys.c"
 ENOSYS_H = "src/include/fd_enosys.h"
 # The public headers whose ops tables get a shared "not supported" stub per
@@ -41,6 +43,11 @@ OPS_STRUCTS = {
     ("fid_ep", "collective"): "fi_ops_collective",
     ("fid_cq", "ops"): "fi_ops_cq",
 }
+
+
+# ops struct -> fields the locked tables call without the object's lock
+# (from @unlocked in the spec; filled by parse_spec).
+UNLOCKED = {}
 
 
 class GenError(Exception):
@@ -88,6 +95,11 @@ def parse_spec(text):
             if len(words) < 3:
                 raise GenError("%s:%d: @unsupported OPS-STRUCT FIELD..." % (SPEC, n))
             unsupported.setdefault(words[1], []).extend(words[2:])
+            continue
+        if words[0] == "@unlocked":
+            if len(words) < 3:
+                raise GenError("%s:%d: @unlocked OPS-STRUCT FIELD..." % (SPEC, n))
+            UNLOCKED.setdefault(words[1], set()).update(words[2:])
             continue
         if words[0] == "@eptype":
             if len(words) != 4:
@@ -501,6 +513,101 @@ def ops_c(headers, public_texts, eptypes, unsupported):
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+# --------------------------------------------------------------------------
+# Locked ops tables (OFF build, FI_THREAD_ENDPOINT/FID/SAFE at run time)
+# --------------------------------------------------------------------------
+# Which lock a locked table's wrapper takes, by the table's object.
+LOCKS = {"fid_ep": "fdv_mt_ep", "fid_cq": "fdv_mt_cq"}
+
+
+def locked_ops_c(headers, public_texts):
+    """The msg endpoint's and the CQ's ops tables again, each call wrapped
+    in its object's lock: what an object opened at FI_THREAD_ENDPOINT, FID
+    or SAFE gets in the OFF build. The wrapped functions are the same
+    provider functions the lock-free tables and the direct wrappers call,
+    so both variants come from one source. Fields answered -FI_ENOSYS need
+    no lock and point at the shared stub; @unlocked fields (blocking waits
+    that re-enter the locked table, and calls that touch no queue state)
+    are called as they are."""
+    all_text = "\n".join(public_texts.values())
+    tables = {}     # struct -> {field: (impl, func, lock or None)}
+    includes = []
+    for h in headers:
+        if h.guard is None:
+            continue
+        funcs = {f.name: f for f in inline_functions(
+            guarded_region(public_texts[h.public], h.guard, h.public))}
+        for call, impls in h.calls.items():
+            f = funcs[call]
+            obj, member, field = dispatch_of(f)
+            struct = OPS_STRUCTS[(obj, member)]
+            impl = impls["msg"] if is_ep_call(f) else impls[None]
+            for inc in h.includes:
+                if ":" not in inc and inc not in includes:
+                    includes.append(inc)
+            if impl == "enosys":
+                entry = (enosys_name(struct, field), None, None)
+            elif field in UNLOCKED.get(struct, ()):
+                entry = (impl, None, None)
+            else:
+                entry = (impl, f, LOCKS[obj])
+            tables.setdefault(struct, {})[field] = entry
+    out = [banner("/*", "*/"), ""]
+    out.append("/* The OFF build's locked ops tables: each call of a msg endpoint or a CQ")
+    out.append(" * opened at FI_THREAD_ENDPOINT, FID or SAFE holds that object's lock")
+    out.append(" * (fdv_mt.h) around the same provider function the lock-free table")
+    out.append(" * calls. Objects opened at FI_THREAD_DOMAIN or COMPLETION keep the")
+    out.append(" * lock-free tables of fdv_ops_gen.c and never reach this file. */")
+    out.append("")
+    out.append("#include <fdv/fdv_config.h>")
+    out.append("#if FDV_OPS_LOCKED")
+    out.append("")
+    for pub in ("fi_endpoint.h", "fi_rma.h", "fi_atomic.h", "fi_eq.h"):
+        out.append("#include <rdma/%s>" % pub)
+    out.extend("#include <%s>" % inc for inc in includes)
+    out.append('#include "fd_enosys.h"')
+    out.append('#include "fdv_mt.h"')
+    out.append('#include "fdv_ops.h"')
+    table_lines = []
+    for struct in sorted(tables):
+        fields = tables[struct]
+        if all(lock is None for _, _, lock in fields.values()):
+            continue  # nothing to lock: the lock-free table serves
+        want = ops_fields(all_text, struct)
+        for fl in want:
+            if fl not in fields:
+                fields[fl] = (enosys_name(struct, fl), None, None)
+        for fl in want:
+            impl, f, lock = fields[fl]
+            if lock is None:
+                continue
+            names = f.param_names()
+            params = ", ".join(split_params(f.params))
+            out.append("")
+            out.append("static %s %s_locked(%s)" % (f.ret, impl, params))
+            out.append("{")
+            out.append("\t%s ret;" % f.ret)
+            out.append("")
+            out.append("\t%s_lock(%s);" % (lock, names[0]))
+            out.append("\tret = %s(%s);" % (impl, ", ".join(names)))
+            out.append("\t%s_unlock(%s);" % (lock, names[0]))
+            out.append("\treturn ret;")
+            out.append("}")
+        short = struct[len("fi_ops_"):]
+        name = "fdv_ops_locked_cq" if struct == "fi_ops_cq" else "fdv_msg_ops_locked_%s" % short
+        table_lines.append("")
+        table_lines.append("struct %s %s = {" % (struct, name))
+        table_lines.append("\t.size = sizeof(struct %s)," % struct)
+        for fl in want:
+            impl, f, lock = fields[fl]
+            table_lines.append("\t.%s = %s%s," % (fl, impl, "_locked" if lock else ""))
+        table_lines.append("};")
+    out.extend(table_lines)
+    out.append("")
+    out.append("#endif /* FDV_OPS_LOCKED */")
+    return "\n".join(out) + "\n"
+
+
 def generate():
     headers, eptypes, unsupported = parse_spec(read(SPEC))
     public_texts = {}
@@ -511,6 +618,7 @@ def generate():
     for h in headers:
         outputs["%s/%s" % (DIRECT_DIR, h.filename)] = direct_header(h, public_texts[h.public], eptypes)
     outputs[OPS_C] = ops_c(headers, public_texts, eptypes, unsupported)
+    outputs[OPS_LOCKED_C] = locked_ops_c(headers, public_texts)
     all_public = "\n".join(read("include/rdma/%s" % p) for p in ENOSYS_HEADERS)
     outputs[ENOSYS_H], outputs[ENOSYS_C] = enosys_files(all_public)
     return outputs

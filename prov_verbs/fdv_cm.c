@@ -188,9 +188,22 @@ static int fdv_ep_accept(struct fid_ep *ep_fid, const void *param,
 	return 0;
 }
 
+/* The EQ's side of the connection state the data path reads: under the
+ * endpoint's lock when its calls take one. */
+void fdv_msg_ep_set_qp_tx(struct fdv_msg_ep *ep, struct ibv_qp *qp)
+{
+	if (ep->mt_locked)
+		pthread_mutex_lock(&ep->mt_lock);
+	fdv_lock(&ep->ep.lock);
+	ep->ep.qp_tx = qp;
+	fdv_unlock(&ep->ep.lock);
+	if (ep->mt_locked)
+		pthread_mutex_unlock(&ep->mt_lock);
+}
+
 int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep)
 {
-	ep->ep.qp_tx = NULL;
+	fdv_msg_ep_set_qp_tx(ep, NULL);
 	ep->state = FDV_EP_SHUTDOWN;
 	if (ep->disconnect_sent)
 		return 0;
@@ -515,7 +528,7 @@ static void fdv_cm_ep_event(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 			len = 0;
 		}
 		ep->state = FDV_EP_CONNECTED;
-		ep->ep.qp_tx = ep->id->qp;
+		fdv_msg_ep_set_qp_tx(ep, ep->id->qp);
 		FD_DBG(FD_LOG_EP_CTRL, "qp %u on %s connected to %s",
 		       ep->id->qp->qp_num,
 		       ibv_get_device_name(ep->id->verbs->device),
@@ -537,7 +550,7 @@ static void fdv_cm_ep_event(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		ep->state = FDV_EP_SHUTDOWN;
-		ep->ep.qp_tx = NULL;
+		fdv_msg_ep_set_qp_tx(ep, NULL);
 		FD_DBG(FD_LOG_EP_CTRL, "%s with %s, status %d",
 		       rdma_event_str(ev->event), fdv_peer_str(ep->id),
 		       ev->status);
@@ -571,7 +584,7 @@ void fdv_cm_connect_expired(struct fdv_eq *eq, struct fdv_msg_ep *ep)
 	struct fid *fid = &ep->ep.ep_fid.fid;
 
 	ep->state = FDV_EP_SHUTDOWN;
-	ep->ep.qp_tx = NULL;
+	fdv_msg_ep_set_qp_tx(ep, NULL);
 	ep->connect_expired = true;
 	FD_WARN(FD_LOG_EP_CTRL, "connect of qp %u to %s: no answer by the deadline",
 		ep->id->qp ? ep->id->qp->qp_num : 0, fdv_peer_str(ep->id));

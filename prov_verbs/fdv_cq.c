@@ -270,10 +270,16 @@ ssize_t fdv_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		return -FI_ENOSYS;	/* opened with FI_WAIT_NONE */
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		ret = fdv_cq_readfrom(cq_fid, buf, count, src_addr);
+		/* Through the CQ's own table: a locked CQ's read takes its
+		 * lock, and this wait must not hold it while it sleeps. */
+		ret = cq_fid->ops->readfrom(cq_fid, buf, count, src_addr);
 		if (ret != -FI_EAGAIN)
 			return ret;
+		if (full->mt_locked)
+			pthread_mutex_lock(&full->mt_lock);
 		rc = fdv_cq_trywait(full);
+		if (full->mt_locked)
+			pthread_mutex_unlock(&full->mt_lock);
 		if (rc == -FI_EAGAIN)
 			continue;
 		if (rc)
@@ -326,6 +332,8 @@ static int fdv_cq_close(struct fid *fid)
 	if (full->signal_fd >= 0)
 		close(full->signal_fd);
 	fdv_lock_destroy(&full->cq.lock);
+	if (full->mt_locked)
+		pthread_mutex_destroy(&full->mt_lock);
 	atomic_fetch_sub(&full->domain->refs, 1);
 	free(full);
 	return 0;
@@ -438,6 +446,13 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	full->cq.cq_fid.fid.context = context;
 	full->cq.cq_fid.fid.ops = &fdv_cq_fid_ops;
 	full->cq.cq_fid.ops = &fdv_ops_cq;
+#if FDV_OPS_LOCKED
+	if (fdv_threading_locked(dom->threading)) {
+		pthread_mutex_init(&full->mt_lock, NULL);
+		full->mt_locked = true;
+		full->cq.cq_fid.ops = &fdv_ops_locked_cq;
+	}
+#endif
 	atomic_fetch_add(&dom->refs, 1);
 	*cq_out = &full->cq.cq_fid;
 	return 0;

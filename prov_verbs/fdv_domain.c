@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fdv_internal.h"
+#include "fdv_getinfo.h"
 #if FDV_EP_RSTREAM
 #include "fdr.h"
 #endif
@@ -107,11 +108,57 @@ static struct ibv_context *fdv_find_device(const char *name)
 	return found;
 }
 
+/* Higher is a stronger promise, as fi_getinfo's matching ranks them. */
+static int fdv_thread_strength(enum fi_threading level)
+{
+	switch (level) {
+	case FI_THREAD_SAFE:		return 5;
+	case FI_THREAD_FID:		return 4;
+	case FI_THREAD_ENDPOINT:	return 3;
+	case FI_THREAD_COMPLETION:	return 2;
+	case FI_THREAD_DOMAIN:		return 1;
+	default:			return 0;
+	}
+}
+
+/*
+ * What each build can promise (docs/fi_direct_verbs.7.md, "Threading"):
+ * - FDV_THREAD_SAFE: every data-path call holds its endpoint's or CQ's
+ *   lock, so every level.
+ * - FDV_OPS_LOCKED (OFF, no inline locks): every level; ENDPOINT and up get
+ *   the locked ops tables, chosen per object at open time.
+ * - direct without locks: the application's inline code takes no lock, so
+ *   only the levels where the application serializes everything that
+ *   shares state: DOMAIN, and COMPLETION (objects that share a CQ or an EQ
+ *   are serialized; what different CQs' endpoints share - the device
+ *   context, the PD, the completion-slot counter - is thread safe in
+ *   rdma-core or atomic).
+ */
+enum fi_threading fdv_threading_max(void)
+{
+#if FDV_THREAD_SAFE || FDV_OPS_LOCKED
+	return FI_THREAD_SAFE;
+#else
+	return FI_THREAD_COMPLETION;
+#endif
+}
+
+bool fdv_threading_locked(enum fi_threading level)
+{
+#if FDV_OPS_LOCKED
+	return fdv_thread_strength(level) >= fdv_thread_strength(FI_THREAD_ENDPOINT);
+#else
+	(void)level;
+	return false;
+#endif
+}
+
 int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context)
 {
 	struct fdv_fabric *fab;
 	struct fdv_domain *dom;
+	enum fi_threading threading;
 	const char *name;
 	int ret;
 
@@ -119,6 +166,16 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		return -FI_EINVAL;
 	fab = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
 	name = info->domain_attr ? info->domain_attr->name : NULL;
+	threading = info->domain_attr ? info->domain_attr->threading : FI_THREAD_UNSPEC;
+	/* rstream objects lock themselves and serve every level. */
+	if (fdv_thread_strength(threading) > fdv_thread_strength(fdv_threading_max()) &&
+	    !(info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)) {
+		FD_WARN(FD_LOG_DOMAIN, "threading %s: this build serves up to %s",
+			fi_tostr(&threading, FI_TYPE_THREADING),
+			fdv_threading_max() == FI_THREAD_SAFE ? "FI_THREAD_SAFE" :
+			"FI_THREAD_COMPLETION");
+		return -FI_ENODATA;
+	}
 	dom = calloc(1, sizeof(*dom));
 	if (!dom)
 		return -FI_ENOMEM;
@@ -146,6 +203,7 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	}
 	dom->fabric = fab;
 	dom->version = fab->version;
+	dom->threading = threading;
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	dom->domain_fid.fid.context = context;
 	dom->domain_fid.fid.ops = &fdv_domain_fid_ops;

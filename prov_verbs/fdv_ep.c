@@ -283,6 +283,8 @@ static int fdv_ep_close(struct fid *fid)
 		atomic_fetch_sub(&ep->eq->refs, 1);
 	atomic_fetch_sub(&ep->domain->refs, 1);
 	fdv_lock_destroy(&ep->ep.lock);
+	if (ep->mt_locked)
+		pthread_mutex_destroy(&ep->mt_lock);
 	fi_freeinfo(ep->info);
 	free(ep);
 	return 0;
@@ -405,6 +407,17 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep.ep_fid.atomic = &fdv_msg_ops_atomic;
 	ep->ep.ep_fid.tagged = &fdv_msg_ops_tagged;
 	ep->ep.ep_fid.collective = &fdv_msg_ops_collective;
+#if FDV_OPS_LOCKED
+	if (fdv_threading_locked(info->domain_attr &&
+				 info->domain_attr->threading != FI_THREAD_UNSPEC ?
+				 info->domain_attr->threading : dom->threading)) {
+		pthread_mutex_init(&ep->mt_lock, NULL);
+		ep->mt_locked = true;
+		ep->ep.ep_fid.msg = &fdv_msg_ops_locked_msg;
+		ep->ep.ep_fid.rma = &fdv_msg_ops_locked_rma;
+		ep->ep.ep_fid.atomic = &fdv_msg_ops_locked_atomic;
+	}
+#endif
 	atomic_fetch_add(&dom->refs, 1);
 	*ep_out = &ep->ep.ep_fid;
 	return 0;

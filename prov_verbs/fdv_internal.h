@@ -49,6 +49,9 @@ struct fdv_domain {
 	struct ibv_device_attr dev_attr;
 	uint32_t version;
 	atomic_int refs;
+	/* From the info it was opened with: decides the CQs' ops tables; an
+	 * endpoint's own info decides its tables. */
+	enum fi_threading threading;
 };
 
 /* One queued EQ entry: a CM event translated when it was taken from
@@ -102,6 +105,8 @@ struct fdv_cq_full {
 	uint32_t backlog_head;
 	struct ibv_wc backlog_wc[FDV_CQ_BATCH];
 	atomic_int refs;
+	bool mt_locked;			/* as in struct fdv_msg_ep */
+	pthread_mutex_t mt_lock;
 };
 
 struct fdv_mr_full {
@@ -138,6 +143,11 @@ struct fdv_msg_ep {
 	uint64_t connect_deadline_ns;
 	struct fdv_msg_ep *connecting_next;
 	bool connect_expired;	/* FI_ETIMEDOUT reported: later answers are dropped */
+	/* Opened at FI_THREAD_ENDPOINT/FID/SAFE in a FDV_OPS_LOCKED build: the
+	 * ops tables are the locked ones, and mt_lock also orders the EQ's
+	 * changes of ep.qp_tx against the data path. */
+	bool mt_locked;
+	pthread_mutex_t mt_lock;
 };
 
 struct fdv_pep {
@@ -217,6 +227,10 @@ unsigned int fdv_connect_timeout_ms(void);
 extern struct fi_ops_cm fdv_msg_ep_cm_ops;
 extern struct fi_ops_cm fdv_pep_cm_ops;
 int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep);
+void fdv_msg_ep_set_qp_tx(struct fdv_msg_ep *ep, struct ibv_qp *qp);
+/* Whether an object opened at this threading level takes the locked ops
+ * tables (FI_THREAD_ENDPOINT, FID, SAFE in a FDV_OPS_LOCKED build). */
+bool fdv_threading_locked(enum fi_threading level);
 
 /* helpers shared by the control path; fields a table does not implement
  * point at the core's shared stubs (fd_enosys.h) */

@@ -17,6 +17,14 @@ extern struct fi_ops_cq fdv_ops_cq;
 extern struct fi_ops_collective fdv_msg_ops_collective;
 
 #include <fdv/fdv_config.h>
+#if FDV_OPS_LOCKED
+/* fdv_ops_locked_gen.c: the same calls inside the endpoint's or CQ's lock,
+ * for objects opened at FI_THREAD_ENDPOINT, FID or SAFE. */
+extern struct fi_ops_msg fdv_msg_ops_locked_msg;
+extern struct fi_ops_rma fdv_msg_ops_locked_rma;
+extern struct fi_ops_atomic fdv_msg_ops_locked_atomic;
+extern struct fi_ops_cq fdv_ops_locked_cq;
+#endif
 #if FDV_EP_RSTREAM
 /* rstream endpoints: fi_msg through the fdr_msg_ functions, the rest
  * -FI_ENOSYS. */

@@ -10,9 +10,11 @@
 
 # ---- FI_THREAD_SAFE stress (any sanitizer or none) ----
 # FDV_THREAD_SAFE comes from the top-level CMakeLists.txt
-# (-DFABRIC_DIRECT_THREADING=safe); the domain-threading build has no lock
-# and must not be driven from several threads, so it gets no such test.
-if(FDV_THREAD_SAFE)
+# (-DFABRIC_DIRECT_THREADING=safe); FDV_OPS_LOCKED (the OFF build) serves
+# FI_THREAD_SAFE with its locked ops tables, chosen when the test's domain,
+# endpoint and CQs open. The direct domain-threading build has no lock on
+# its inline path and does not serve FI_THREAD_SAFE: no such test there.
+if(FDV_THREAD_SAFE OR FDV_OPS_LOCKED)
   fd_device_test(test_mt_stress)
   target_link_libraries(test_mt_stress PRIVATE Threads::Threads)
   set_tests_properties(test_mt_stress PROPERTIES TIMEOUT 300)
