@@ -17,9 +17,9 @@
 /* An installed direct build (FABRIC_DIRECT=verbs) leaves this header beside
  * its own, so that a plain #include <rdma/fabric.h> gets the inline data
  * path; build trees and OFF installs have none. */
-#if !defined(FABRIC_DIRECT) && defined(__has_include)
-#if __has_include(<rdma/fi_direct_config.h>)
-#include <rdma/fi_direct_config.h>
+#if defined(__has_include)
+#if __has_include(<rdma/fabric_direct_config.h>)
+#include <rdma/fabric_direct_config.h>
 #endif
 #endif
 
