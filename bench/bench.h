@@ -19,16 +19,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bench_util.h"	/* bu_die, bu_log, ... */
+
 #if defined(__GNUC__) || defined(__clang__)
 #define BM_NOINLINE __attribute__((noinline))
 #define BM_UNUSED __attribute__((unused))
-#define BM_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#define BM_NORETURN __attribute__((noreturn))
 #else
 #define BM_NOINLINE
 #define BM_UNUSED
-#define BM_PRINTF(a, b)
-#define BM_NORETURN
 #endif
 
 /* ------------------------------------------------------------------------
@@ -196,8 +194,5 @@ int bk_supports(struct bk *b, enum bm_test t, const char **why);
  * Driver and output (bench_driver.c)
  * ---------------------------------------------------------------------- */
 int bm_main(int argc, char **argv, const char *default_variant);
-
-void bm_die(const char *fmt, ...) BM_PRINTF(1, 2) BM_NORETURN;
-void bm_log(const char *fmt, ...) BM_PRINTF(1, 2);
 
 #endif /* BENCH_H */

@@ -19,6 +19,7 @@
 #include <linux/perf_event.h>
 
 #include "bench.h"
+#include "bench_util.h"
 
 int bm_cg;
 
@@ -39,42 +40,6 @@ const char *const bm_test_names[BM_NTESTS] = {
 		      (1u << BM_WRITEDATA) | (1u << BM_READ) | (1u << BM_ATOMIC))
 #define BM_BW_TESTS ((1u << BM_SEND_BW) | (1u << BM_WRITE_BW) | (1u << BM_READ_BW))
 #define BM_DEFAULT_PORT "47593"
-/* A poll loop that sees nothing for this long is a hang, not a slow link. */
-#define BM_STALL_NS (30ull * 1000000000ull)
-
-static const char *bm_role = "bench";
-
-void bm_die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "%s: ", bm_role);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-void bm_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", bm_role);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static inline uint64_t bm_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------------------
  * Command line
@@ -117,33 +82,13 @@ void bm_usage(const char *prog, const char *extra)
 	       prog, prog, prog, extra ? extra : "");
 }
 
-static uint64_t bm_parse_num(const char *s, const char *what)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		bm_die("bad %s '%s'", what, s);
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end)
-		bm_die("bad %s '%s'", what, s);
-	return v;
-}
-
 static uint32_t bm_parse_tests(const char *s)
 {
 	uint32_t mask = 0;
 	char *copy = strdup(s), *save = NULL, *tok;
 
 	if (!copy)
-		bm_die("out of memory");
+		bu_die("out of memory");
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int found = 0;
 
@@ -162,7 +107,7 @@ static uint32_t bm_parse_tests(const char *s)
 			}
 		}
 		if (!found)
-			bm_die("unknown test '%s'", tok);
+			bu_die("unknown test '%s'", tok);
 	}
 	free(copy);
 	return mask;
@@ -184,45 +129,24 @@ static int bm_log2(uint64_t v)
 	return k;
 }
 
-/* "64", "1:65536" (the powers of two in between), "all", or a comma list
- * of those. At most one size may be no power of two. */
+/* The sizes as a config carries them: powers of two in a mask, at most
+ * one other size on its own. */
 static void bm_parse_sizes(const char *arg, struct bm_config *cfg)
 {
-	char *copy = strdup(arg), *save = NULL, *tok;
+	uint64_t sizes[64];
+	size_t n = bu_parse_sizes(arg, BM_MAX_SIZE, sizes, 64);
 
-	if (!copy)
-		bm_die("out of memory");
 	cfg->size_mask = 0;
 	cfg->odd_size = 0;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *colon = strchr(tok, ':');
-		uint64_t lo, hi;
-
-		if (!strcmp(tok, "all")) {
-			lo = 1;
-			hi = BM_MAX_SIZE;
-		} else if (colon) {
-			*colon = 0;
-			lo = bm_parse_num(tok, "size");
-			hi = bm_parse_num(colon + 1, "size");
+	for (size_t i = 0; i < n; i++) {
+		if (bm_pow2(sizes[i])) {
+			cfg->size_mask |= (uint64_t)1 << bm_log2(sizes[i]);
 		} else {
-			lo = hi = bm_parse_num(tok, "size");
-			if (lo && lo <= BM_MAX_SIZE && !bm_pow2(lo)) {
-				if (cfg->odd_size && cfg->odd_size != lo)
-					bm_die("only one size may be no power of two");
-				cfg->odd_size = lo;
-				continue;
-			}
+			if (cfg->odd_size && cfg->odd_size != sizes[i])
+				bu_die("only one size may be no power of two");
+			cfg->odd_size = sizes[i];
 		}
-		if (!lo || lo > hi || hi > BM_MAX_SIZE)
-			bm_die("sizes must be 1 B .. 4 MiB, MIN <= MAX: '%s'", arg);
-		for (uint64_t p = 1; p <= hi; p *= 2)
-			if (p >= lo)
-				cfg->size_mask |= (uint64_t)1 << bm_log2(p);
 	}
-	free(copy);
-	if (!cfg->size_mask && !cfg->odd_size)
-		bm_die("no size in '%s'", arg);
 }
 
 uint64_t bm_next_size(const struct bm_config *cfg, uint64_t s)
@@ -321,17 +245,17 @@ void bm_parse(int argc, char **argv, struct bm_opts *o, const char *default_vari
 			bm_parse_sizes(optarg, &o->cfg);
 			break;
 		case 'n':
-			o->cfg.iters = (uint32_t)bm_parse_num(optarg, "iteration count");
+			o->cfg.iters = (uint32_t)bu_parse_num(optarg, "iteration count");
 			if (!o->cfg.iters)
-				bm_die("need at least one iteration");
+				bu_die("need at least one iteration");
 			break;
 		case 'w':
-			o->cfg.warmup = (uint32_t)bm_parse_num(optarg, "warm-up count");
+			o->cfg.warmup = (uint32_t)bu_parse_num(optarg, "warm-up count");
 			break;
 		case 'W':
-			o->cfg.window = (uint32_t)bm_parse_num(optarg, "window");
+			o->cfg.window = (uint32_t)bu_parse_num(optarg, "window");
 			if (!o->cfg.window || o->cfg.window > BM_MAX_WINDOW)
-				bm_die("the window must be 1..%u", BM_MAX_WINDOW);
+				bu_die("the window must be 1..%u", BM_MAX_WINDOW);
 			break;
 		case 'p':
 			o->port = optarg;
@@ -347,10 +271,10 @@ void bm_parse(int argc, char **argv, struct bm_opts *o, const char *default_vari
 			break;
 		case OPT_CPUS:
 			if (sscanf(optarg, "%d,%d", &o->cpu_server, &o->cpu_client) != 2)
-				bm_die("--cpus wants SERVER,CLIENT");
+				bu_die("--cpus wants SERVER,CLIENT");
 			break;
 		case OPT_CPU:
-			cpu = (int)bm_parse_num(optarg, "cpu");
+			cpu = (int)bu_parse_num(optarg, "cpu");
 			break;
 		case OPT_CSV:
 			o->csv = optarg;
@@ -368,16 +292,16 @@ void bm_parse(int argc, char **argv, struct bm_opts *o, const char *default_vari
 			o->progress = 1;
 			break;
 		case OPT_SQ:
-			o->sq_size = (uint32_t)bm_parse_num(optarg, "sq size");
+			o->sq_size = (uint32_t)bu_parse_num(optarg, "sq size");
 			break;
 		case OPT_RQ:
-			o->rq_size = (uint32_t)bm_parse_num(optarg, "rq size");
+			o->rq_size = (uint32_t)bu_parse_num(optarg, "rq size");
 			break;
 		case OPT_SGE:
-			o->sge = (uint32_t)bm_parse_num(optarg, "sge count");
+			o->sge = (uint32_t)bu_parse_num(optarg, "sge count");
 			break;
 		case OPT_INLINE:
-			o->max_inline = (uint32_t)bm_parse_num(optarg, "inline size");
+			o->max_inline = (uint32_t)bu_parse_num(optarg, "inline size");
 			break;
 		case 'h':
 			bm_usage(argv[0], raw_help);
@@ -390,14 +314,14 @@ void bm_parse(int argc, char **argv, struct bm_opts *o, const char *default_vari
 	if (optind < argc)
 		o->dst = argv[optind++];
 	if (optind < argc)
-		bm_die("unexpected argument '%s'", argv[optind]);
+		bu_die("unexpected argument '%s'", argv[optind]);
 	if (o->local && o->dst)
-		bm_die("--local and a server address exclude each other");
+		bu_die("--local and a server address exclude each other");
 	if (o->local) {
 		if (!o->bind)
 			o->bind = getenv("FD_RXE_ADDR0");
 		if (!o->bind)
-			bm_die("--local needs -b ADDR or FD_RXE_ADDR0 (an address on an RDMA device)");
+			bu_die("--local needs -b ADDR or FD_RXE_ADDR0 (an address on an RDMA device)");
 		if (!o->port)
 			o->port = "0";
 		if (o->cpu_server < 0 && o->cpu_client < 0) {
@@ -414,34 +338,11 @@ void bm_parse(int argc, char **argv, struct bm_opts *o, const char *default_vari
 	}
 }
 
-static void bm_pin(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		bm_log("warning: cannot pin to CPU %d: %s", cpu, strerror(errno));
-}
-
 /* ------------------------------------------------------------------------
  * Results
  * ---------------------------------------------------------------------- */
-struct bm_result {
-	enum bm_test test;
-	size_t size;
-	uint32_t iters;
-	int oneway;
-	int bw;			/* a bandwidth row: no t_* samples */
-	uint32_t window;
-	double t_min, t_max, t_typical, t_avg, t_stdev, t_p99, t_p999; /* us */
-	double usec_per_xfer, mb_per_s, mmsg_per_s;
-	/* perf_event_open over the measured loop, per iteration (bandwidth:
-	 * per message); negative when not available */
-	double cycles_per_op, instr_per_op;
-};
+/* Rows are struct bu_result (bench_util.h); t_* are sampled for the
+ * latency tests only, bandwidth rows carry the window. */
 
 /* ------------------------------------------------------------------------
  * Hardware counters. Where the kernel lets a process count its own cycles
@@ -497,7 +398,7 @@ static void bm_perf_start(void)
 }
 
 /* Stops the counters and stores per-op figures (or -1). */
-static void bm_perf_stop(struct bm_result *r, uint64_t ops)
+static void bm_perf_stop(struct bu_result *r, uint64_t ops)
 {
 	uint64_t v[2] = { 0, 0 };
 
@@ -513,60 +414,8 @@ static void bm_perf_stop(struct bm_result *r, uint64_t ops)
 	r->instr_per_op = (double)v[1] / (double)ops;
 }
 
-static struct bm_result *bm_results;
+static struct bu_result *bm_results;
 static size_t bm_nresults, bm_cap;
-
-static int bm_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* perftest style: sorted per-iteration samples, median as t_typical, the
- * percentile as the sample at ceil(p * n) - 1. */
-static double bm_pct(const uint64_t *s, size_t n, double p)
-{
-	size_t i = (size_t)ceil(p * (double)n);
-
-	return (double)s[i ? i - 1 : 0];
-}
-
-static void bm_stats(struct bm_result *r, uint64_t *rtt, size_t n, uint64_t total_ns)
-{
-	double div = r->oneway ? 2000.0 : 1000.0;	/* ns -> us, halved one-way */
-	double sum = 0, sq = 0, mean;
-	int xfers = r->oneway ? 2 : 1;
-
-	qsort(rtt, n, sizeof(*rtt), bm_cmp_u64);
-	for (size_t i = 0; i < n; i++)
-		sum += (double)rtt[i];
-	mean = sum / (double)n;
-	for (size_t i = 0; i < n; i++)
-		sq += ((double)rtt[i] - mean) * ((double)rtt[i] - mean);
-	r->t_min = (double)rtt[0] / div;
-	r->t_max = (double)rtt[n - 1] / div;
-	r->t_typical = (double)rtt[n / 2] / div;
-	r->t_avg = mean / div;
-	r->t_stdev = sqrt(sq / (double)n) / div;
-	r->t_p99 = bm_pct(rtt, n, 0.99) / div;
-	r->t_p999 = bm_pct(rtt, n, 0.999) / div;
-	/* fabtests: the whole loop over every transfer, each direction one. */
-	r->usec_per_xfer = (double)total_ns / 1000.0 / ((double)n * xfers);
-	r->mb_per_s = (double)r->size * (double)n * xfers / ((double)total_ns / 1000.0);
-	r->mmsg_per_s = (double)n * xfers / ((double)total_ns / 1000.0);
-}
-
-/* Bandwidth: one figure per size, from the whole measured loop. MB are
- * 10^6 bytes (perftest's MB/sec are 2^20: the report converts). */
-static void bm_bw_stats(struct bm_result *r, uint64_t msgs, uint64_t total_ns)
-{
-	double us = (double)total_ns / 1000.0;
-
-	r->usec_per_xfer = us / (double)msgs;
-	r->mb_per_s = (double)r->size * (double)msgs / us;
-	r->mmsg_per_s = (double)msgs / us;
-}
 
 static void bm_print_header(const struct bm_opts *o, const char *desc)
 {
@@ -591,7 +440,7 @@ static void bm_print_header(const struct bm_opts *o, const char *desc)
 	fflush(stdout);
 }
 
-static void bm_print_row(const struct bm_opts *o, const struct bm_result *r)
+static void bm_print_row(const struct bm_opts *o, const struct bu_result *r)
 {
 	if (o->quiet)
 		return;
@@ -601,120 +450,55 @@ static void bm_print_row(const struct bm_opts *o, const struct bm_result *r)
 		snprintf(c, sizeof(c), "%.1f", r->cycles_per_op);
 		snprintf(i, sizeof(i), "%.1f", r->instr_per_op);
 	}
-	if (r->bw)
+	if (!r->has_t)
 		printf("%-10s %8zu %8u %9s %9s %9s %9s %9s %9s %9s %9.2f %10.2f %8.4f %9s %9s\n",
-		       bm_test_names[r->test], r->size, r->iters, "-", "-", "-", "-", "-",
+		       r->test, (size_t)r->size, r->iters, "-", "-", "-", "-", "-",
 		       "-", "-", r->usec_per_xfer, r->mb_per_s, r->mmsg_per_s, c, i);
 	else
 		printf("%-10s %8zu %8u %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %10.2f %8.4f %9s %9s\n",
-		       bm_test_names[r->test], r->size, r->iters, r->t_min, r->t_max,
+		       r->test, (size_t)r->size, r->iters, r->t_min, r->t_max,
 		       r->t_typical, r->t_avg, r->t_stdev, r->t_p99, r->t_p999,
 		       r->usec_per_xfer, r->mb_per_s, r->mmsg_per_s, c, i);
 	fflush(stdout);
 }
 
-/* Rows go out as they are measured, so a run cut short by a timeout still
- * leaves what it measured. */
 static FILE *bm_csv;
-
-static void bm_open_csv(const struct bm_opts *o)
-{
-	if (!o->csv)
-		return;
-	bm_csv = fopen(o->csv, "w");
-	if (!bm_csv)
-		bm_die("cannot write %s: %s", o->csv, strerror(errno));
-	fprintf(bm_csv, "variant,test,bytes,iters,warmup,oneway,t_min_us,t_max_us,"
-		"t_typical_us,t_avg_us,t_stdev_us,t_p99_us,t_p999_us,"
-		"usec_per_xfer,mb_per_s,window,mmsg_per_s,cycles_per_op,instr_per_op\n");
-	fflush(bm_csv);
-}
-
-static void bm_csv_row(const struct bm_opts *o, const struct bm_result *r)
-{
-	if (!bm_csv)
-		return;
-	char c[32] = "", i[32] = "";
-
-	if (r->cycles_per_op >= 0) {
-		snprintf(c, sizeof(c), "%.1f", r->cycles_per_op);
-		snprintf(i, sizeof(i), "%.1f", r->instr_per_op);
-	}
-	fprintf(bm_csv, "%s,%s,%zu,%u,%u,%d,", o->variant, bm_test_names[r->test], r->size,
-		r->iters, o->cfg.warmup, r->oneway);
-	if (r->bw)
-		fprintf(bm_csv, ",,,,,,,");
-	else
-		fprintf(bm_csv, "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,", r->t_min, r->t_max,
-			r->t_typical, r->t_avg, r->t_stdev, r->t_p99, r->t_p999);
-	fprintf(bm_csv, "%.3f,%.3f,%u,%.6f,%s,%s\n", r->usec_per_xfer, r->mb_per_s,
-		r->bw ? r->window : 0, r->mmsg_per_s, c, i);
-	fflush(bm_csv);
-}
-
-static void bm_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 static void bm_write_json(const struct bm_opts *o, const char *desc)
 {
 	FILE *f = fopen(o->json, "w");
 
 	if (!f)
-		bm_die("cannot write %s: %s", o->json, strerror(errno));
+		bu_die("cannot write %s: %s", o->json, strerror(errno));
 	fprintf(f, "{\n  \"variant\": ");
-	bm_json_str(f, o->variant);
+	bu_json_str(f, o->variant);
 	fprintf(f, ",\n  \"describe\": ");
-	bm_json_str(f, desc);
+	bu_json_str(f, desc);
 	fprintf(f, ",\n  \"iters\": %u,\n  \"warmup\": %u,\n"
 		"  \"window\": %u,\n  \"units\": \"us\",\n"
 		"  \"method\": \"t_*: perftest style per-iteration round trip, halved when oneway; "
 		"usec_per_xfer: fabtests style loop time / (iters x transfers); bw rows: "
 		"window operations in flight, mb_per_s in 10^6 bytes/s\",\n"
 		"  \"perf\": ", o->cfg.iters, o->cfg.warmup, o->cfg.window);
-	bm_json_str(f, bm_perf_why);
+	bu_json_str(f, bm_perf_why);
 	fprintf(f, ",\n  \"results\": [");
 	for (size_t i = 0; i < bm_nresults; i++) {
-		const struct bm_result *r = &bm_results[i];
+		const struct bu_result *r = &bm_results[i];
 
-		fprintf(f, "%s\n    {\"test\": \"%s\", \"bytes\": %zu, \"iters\": %u, "
-			"\"oneway\": %s, ", i ? "," : "", bm_test_names[r->test], r->size,
-			r->iters, r->oneway ? "true" : "false");
-		if (r->bw)
-			fprintf(f, "\"window\": %u, \"mmsg_per_s\": %.6f, ", r->window,
-				r->mmsg_per_s);
-		else
-			fprintf(f, "\"t_min\": %.3f, \"t_max\": %.3f, "
-				"\"t_typical\": %.3f, \"t_avg\": %.3f, \"t_stdev\": %.3f, "
-				"\"t_p99\": %.3f, \"t_p999\": %.3f, ", r->t_min, r->t_max,
-				r->t_typical, r->t_avg, r->t_stdev, r->t_p99, r->t_p999);
-		if (r->cycles_per_op >= 0)
-			fprintf(f, "\"cycles_per_op\": %.1f, \"instr_per_op\": %.1f, ",
-				r->cycles_per_op, r->instr_per_op);
-		fprintf(f, "\"usec_per_xfer\": %.3f, \"mb_per_s\": %.3f}",
-			r->usec_per_xfer, r->mb_per_s);
+		fprintf(f, "%s\n    ", i ? "," : "");
+		bu_json_row(f, r);
 	}
 	fprintf(f, "\n  ]\n}\n");
 	fclose(f);
 }
 
-static void bm_add_result(const struct bm_result *r)
+static void bm_add_result(const struct bu_result *r)
 {
 	if (bm_nresults == bm_cap) {
 		bm_cap = bm_cap ? 2 * bm_cap : 64;
 		bm_results = realloc(bm_results, bm_cap * sizeof(*bm_results));
 		if (!bm_results)
-			bm_die("out of memory");
+			bu_die("out of memory");
 	}
 	bm_results[bm_nresults++] = *r;
 }
@@ -735,28 +519,29 @@ struct bm_run {
 	const struct bm_config *cfg;
 	int client;
 	struct bm_counts n;
-	uint64_t stall_check;
 	uint32_t rx_posted;	/* receives this side keeps posted */
 };
 
+/* One poll without waiting: 1 if it reaped, counted either way, with the
+ * hang check of whoever spins on it. */
+static int bm_try(struct bm_run *r, int tx, struct bu_stall *st)
+{
+	if (bk_poll(r->b, tx)) {
+		r->n.reaps++;
+		bu_stall_reset(st);
+		return 1;
+	}
+	r->n.empties++;
+	bu_stall_tick(st, tx ? "the send CQ" : "the receive CQ");
+	return 0;
+}
+
 static void bm_wait(struct bm_run *r, int tx)
 {
-	uint64_t spins = 0, t0 = 0;
+	struct bu_stall st = { 0, 0 };
 
-	while (!bk_poll(r->b, tx)) {
-		r->n.empties++;
-		/* Looking at the clock is itself costly under TCG: only now
-		 * and then. */
-		if ((++spins & 0xfffff) == 0) {
-			uint64_t now = bm_now_ns();
-
-			if (!t0)
-				t0 = now;
-			else if (now - t0 > BM_STALL_NS)
-				bm_die("no %s completion for 30 s", tx ? "send" : "receive");
-		}
-	}
-	r->n.reaps++;
+	while (!bm_try(r, tx, &st))
+		;
 }
 
 static void bm_post(struct bm_run *r, enum bm_test t, size_t len, uint32_t seq)
@@ -767,7 +552,7 @@ static void bm_post(struct bm_run *r, enum bm_test t, size_t len, uint32_t seq)
 	/* A full send queue: drive the send CQ until the provider takes it. */
 	while ((rc = bk_post(r->b, t, len, seq)) == -EAGAIN) {
 		if (bk_poll(r->b, 1))
-			bm_die("unexpected send completion while the queue was full");
+			bu_die("unexpected send completion while the queue was full");
 		r->n.empties++;
 		r->n.posts++;
 	}
@@ -777,23 +562,15 @@ static void bm_repost(struct bm_run *r)
 {
 	r->n.recv_posts++;
 	if (bk_post_recv(r->b))
-		bm_die("posting a receive failed");
+		bu_die("posting a receive failed");
 }
 
 static void bm_spin_byte(volatile uint8_t *p, uint8_t want)
 {
-	uint64_t spins = 0, t0 = 0;
+	struct bu_stall st = { 0, 0 };
 
-	while (*p != want) {
-		if ((++spins & 0xfffff) == 0) {
-			uint64_t now = bm_now_ns();
-
-			if (!t0)
-				t0 = now;
-			else if (now - t0 > BM_STALL_NS)
-				bm_die("RMA write did not land within 30 s");
-		}
-	}
+	while (*p != want)
+		bu_stall_tick(&st, "waiting for an RMA write to land");
 }
 
 /* Both sides meet here: a zero-length send each way, so no payload byte
@@ -820,7 +597,7 @@ static void bm_drain_tx(struct bm_run *r)
 {
 	for (int quiet = 0; quiet < 64; quiet++) {
 		if (bk_poll(r->b, 1))
-			bm_die("unexpected send completion while draining");
+			bu_die("unexpected send completion while draining");
 		r->n.empties++;
 	}
 }
@@ -864,7 +641,7 @@ static void bm_client_iter(struct bm_run *r, enum bm_test t, size_t len, uint32_
 		bm_wait(r, 1);
 		break;
 	default:
-		bm_die("test %d has no loop", t);
+		bu_die("test %d has no loop", t);
 	}
 }
 
@@ -900,7 +677,7 @@ static void bm_server_iter(struct bm_run *r, enum bm_test t, size_t len, uint32_
 	case BM_ATOMIC:
 		break;	/* one-sided: the target's CPU takes no part */
 	default:
-		bm_die("test %d has no loop", t);
+		bu_die("test %d has no loop", t);
 	}
 }
 
@@ -932,34 +709,15 @@ static void bm_cg_finish(struct bm_run *r, enum bm_test t, size_t len)
 	fflush(stdout);
 }
 
-/* One poll without waiting, with bm_wait's hang check. */
-static int bm_try(struct bm_run *r, int tx, uint64_t *spins, uint64_t *t0)
-{
-	if (bk_poll(r->b, tx)) {
-		r->n.reaps++;
-		*spins = *t0 = 0;
-		return 1;
-	}
-	r->n.empties++;
-	if ((++*spins & 0xfffff) == 0) {
-		uint64_t now = bm_now_ns();
-
-		if (!*t0)
-			*t0 = now;
-		else if (now - *t0 > BM_STALL_NS)
-			bm_die("no %s completion for 30 s", tx ? "send" : "receive");
-	}
-	return 0;
-}
-
 /* The initiator of a bandwidth test keeps the window full: it posts
  * whenever fewer than `window` operations are in flight and otherwise
  * reaps, until `msgs` have completed. A full queue (-EAGAIN) just means
  * reaping first. */
 static void bm_bw_initiate(struct bm_run *r, enum bm_test t, size_t len, uint64_t msgs)
 {
-	uint64_t posted = 0, done = 0, spins = 0, t0 = 0;
+	uint64_t posted = 0, done = 0;
 	uint32_t window = r->cfg->window;
+	struct bu_stall st = { 0, 0 };
 
 	while (done < msgs) {
 		while (posted < msgs && posted - done < window) {
@@ -968,7 +726,7 @@ static void bm_bw_initiate(struct bm_run *r, enum bm_test t, size_t len, uint64_
 				break;
 			posted++;
 		}
-		done += (uint64_t)bm_try(r, 1, &spins, &t0);
+		done += (uint64_t)bm_try(r, 1, &st);
 	}
 }
 
@@ -976,22 +734,72 @@ static void bm_bw_initiate(struct bm_run *r, enum bm_test t, size_t len, uint64_
  * window + 1 receives posted, so the sender seldom outruns it. */
 static void bm_bw_absorb(struct bm_run *r, uint64_t msgs)
 {
-	uint64_t got = 0, spins = 0, t0 = 0;
+	uint64_t got = 0;
+	struct bu_stall st = { 0, 0 };
 
 	while (got < msgs) {
-		if (bm_try(r, 0, &spins, &t0)) {
+		if (bm_try(r, 0, &st)) {
 			got++;
 			bm_repost(r);
 		}
 	}
 }
 
+/* The measured part of every test, latency or bandwidth: counters and
+ * callgrind collection start, the clock (and hardware counters) run around
+ * the loop only, and the closing barrier is neither timed nor counted. */
+static void bm_measure_start(struct bm_run *r, uint64_t *t_start)
+{
+	memset(&r->n, 0, sizeof(r->n));
+	if (r->cfg->flags & BM_F_CALLGRIND) {
+		BM_CG_ZERO();
+		bm_cg = 1;
+	}
+	if (r->client)
+		bm_perf_start();
+	*t_start = bu_now_ns();
+}
+
+static void bm_measure_stop(struct bm_run *r, struct bu_result *res, uint64_t ops,
+			    uint64_t *t_end)
+{
+	*t_end = bu_now_ns();
+	if (r->client)
+		bm_perf_stop(res, ops);
+}
+
+static void bm_measure_finish(struct bm_run *r, enum bm_test t, size_t len,
+			      struct bu_result *res)
+{
+	struct bm_counts keep;
+
+	bm_cg = 0;
+	keep = r->n;
+	bm_barrier(r);
+	r->n = keep;
+	if (r->cfg->flags & BM_F_CALLGRIND)
+		bm_cg_finish(r, t, len);
+	if (!r->client)
+		return;
+	bm_add_result(res);
+	bm_print_row(r->o, res);
+	bu_csv_row(bm_csv, r->o->variant, r->cfg->warmup, res);
+	if (!r->o->progress)
+		return;
+	if (res->has_t)
+		bu_log("%s %zu B: t_typical %.2f us", res->test, len, res->t_typical);
+	else
+		bu_log("%s %zu B: %.2f MB/s, %.4f Mmsg/s", res->test, len, res->mb_per_s,
+		       res->mmsg_per_s);
+}
+
+/* Bandwidth: the client keeps the window full (send, write and read alike;
+ * only the backend's post differs), the target of a send stream absorbs. */
 static void bm_run_bw(struct bm_run *r, enum bm_test t, size_t len)
 {
 	const struct bm_config *cfg = r->cfg;
-	int cg = (cfg->flags & BM_F_CALLGRIND) != 0;
 	int absorb = t == BM_SEND_BW && !r->client;
-	struct bm_result res = { .test = t, .size = len, .iters = cfg->iters, .bw = 1,
+	struct bu_result res = { .test = bm_test_names[t], .size = len, .iters = cfg->iters,
 				 .window = cfg->window };
 	uint64_t t_start, t_end;
 
@@ -1000,44 +808,19 @@ static void bm_run_bw(struct bm_run *r, enum bm_test t, size_t len)
 		r->rx_posted++;
 	}
 	bm_barrier(r);
-	if (r->client)
-		bm_bw_initiate(r, t, len, cfg->warmup);
-	else if (absorb)
-		bm_bw_absorb(r, cfg->warmup);
+	for (int measured = 0; measured < 2; measured++) {
+		uint64_t msgs = measured ? cfg->iters : cfg->warmup;
 
-	memset(&r->n, 0, sizeof(r->n));
-	if (cg) {
-		BM_CG_ZERO();
-		bm_cg = 1;
+		if (measured)
+			bm_measure_start(r, &t_start);
+		if (r->client)
+			bm_bw_initiate(r, t, len, msgs);
+		else if (absorb)
+			bm_bw_absorb(r, msgs);
 	}
-	if (r->client)
-		bm_perf_start();
-	t_start = bm_now_ns();
-	if (r->client)
-		bm_bw_initiate(r, t, len, cfg->iters);
-	else if (absorb)
-		bm_bw_absorb(r, cfg->iters);
-	t_end = bm_now_ns();
-	if (r->client)
-		bm_perf_stop(&res, cfg->iters);
-	bm_cg = 0;
-	{
-		struct bm_counts keep = r->n;
-
-		bm_barrier(r);
-		r->n = keep;
-	}
-	if (cg)
-		bm_cg_finish(r, t, len);
-	if (r->client) {
-		bm_bw_stats(&res, cfg->iters, t_end - t_start);
-		bm_add_result(&res);
-		bm_print_row(r->o, &res);
-		bm_csv_row(r->o, &res);
-		if (r->o->progress)
-			bm_log("%s %zu B: %.2f MB/s, %.4f Mmsg/s", bm_test_names[t], len,
-			       res.mb_per_s, res.mmsg_per_s);
-	}
+	bm_measure_stop(r, &res, cfg->iters, &t_end);
+	bu_loop_stats(&res, (double)cfg->iters, t_end - t_start);
+	bm_measure_finish(r, t, len, &res);
 }
 
 static void bm_run_size(struct bm_run *r, enum bm_test t, size_t len,
@@ -1045,9 +828,8 @@ static void bm_run_size(struct bm_run *r, enum bm_test t, size_t len,
 {
 	const struct bm_config *cfg = r->cfg;
 	uint32_t total = cfg->warmup + cfg->iters;
-	int cg = (cfg->flags & BM_F_CALLGRIND) != 0;
 	uint64_t t_start = 0, t_end;
-	struct bm_result res = { .test = t, .size = len, .iters = cfg->iters,
+	struct bu_result res = { .test = bm_test_names[t], .size = len, .iters = cfg->iters,
 				 .oneway = bm_test_oneway(t) };
 
 	if (bm_test_bw(t)) {
@@ -1062,52 +844,30 @@ static void bm_run_size(struct bm_run *r, enum bm_test t, size_t len,
 	bm_barrier(r);
 
 	for (uint32_t i = 0; i < total; i++) {
-		if (i == cfg->warmup) {
-			memset(&r->n, 0, sizeof(r->n));
-			if (cg) {
-				BM_CG_ZERO();
-				bm_cg = 1;
-			}
-			if (r->client)
-				bm_perf_start();
-			t_start = bm_now_ns();
-		}
+		if (i == cfg->warmup)
+			bm_measure_start(r, &t_start);
 		if (r->client) {
-			uint64_t t0 = bm_now_ns();
+			uint64_t t0 = bu_now_ns();
 
 			bm_client_iter(r, t, len, i);
 			if (i >= cfg->warmup)
-				rtt[i - cfg->warmup] = bm_now_ns() - t0;
+				rtt[i - cfg->warmup] = bu_now_ns() - t0;
 		} else {
 			bm_server_iter(r, t, len, i);
 		}
 	}
-	t_end = bm_now_ns();
-	if (r->client)
-		bm_perf_stop(&res, cfg->iters);
+	bm_measure_stop(r, &res, cfg->iters, &t_end);
 	/* Untimed but counted: what injects leave in the send CQ is part of
 	 * their cost, even if a ping-pong never waits for it. */
 	if (t == BM_INJECT)
 		bm_drain_tx(r);
-	bm_cg = 0;
-	{
-		struct bm_counts keep = r->n;
-
-		bm_barrier(r);
-		r->n = keep;
-	}
-	if (cg)
-		bm_cg_finish(r, t, len);
-
 	if (r->client) {
-		bm_stats(&res, rtt, cfg->iters, t_end - t_start);
-		bm_add_result(&res);
-		bm_print_row(r->o, &res);
-		bm_csv_row(r->o, &res);
-		if (r->o->progress)
-			bm_log("%s %zu B: t_typical %.2f us", bm_test_names[t], len,
-			       res.t_typical);
+		bu_stats(&res, rtt, cfg->iters);
+		/* fabtests: a ping-pong iteration is two transfers. */
+		bu_loop_stats(&res, (double)cfg->iters * (res.oneway ? 2 : 1),
+			      t_end - t_start);
 	}
+	bm_measure_finish(r, t, len, &res);
 }
 
 static int bm_run(struct bk *b, const struct bm_opts *o, const struct bm_config *cfg,
@@ -1117,7 +877,7 @@ static int bm_run(struct bk *b, const struct bm_opts *o, const struct bm_config 
 	uint64_t *rtt = calloc(cfg->iters, sizeof(*rtt));
 
 	if (!rtt)
-		bm_die("out of memory");
+		bu_die("out of memory");
 	if (client)
 		bm_print_header(o, bk_describe(b));
 	for (int t = 0; t < BM_NTESTS; t++) {
@@ -1155,17 +915,10 @@ static int bm_server(const struct bm_opts *o, int port_fd)
 	struct bm_config cfg;
 	struct bk *b;
 
-	bm_role = "server";
-	bm_pin(o->cpu_server);
+	bu_set_role("server");
+	bu_pin(o->cpu_server);
 	b = bk_listen(o, port, sizeof(port));
-	if (port_fd >= 0) {
-		if (write(port_fd, port, strlen(port)) < 0)
-			bm_die("cannot hand the port to the client");
-		close(port_fd);
-	} else if (!o->quiet) {
-		printf("# server: listening on %s port %s\n", o->bind ? o->bind : "*", port);
-		fflush(stdout);
-	}
+	bu_hand_port(port_fd, port, o->bind, o->quiet);
 	if (bk_accept(b, &cfg))
 		return 1;
 	bm_run(b, o, &cfg, 0);
@@ -1177,9 +930,10 @@ static int bm_client(const struct bm_opts *o)
 {
 	struct bk *b;
 
-	bm_role = "client";
-	bm_pin(o->cpu_client);
-	bm_open_csv(o);
+	bu_set_role("client");
+	bu_pin(o->cpu_client);
+	if (o->csv)
+		bm_csv = bu_csv_open(o->csv);
 	if (!(o->cfg.flags & BM_F_CALLGRIND))
 		bm_perf_open();
 	else
@@ -1194,45 +948,21 @@ static int bm_client(const struct bm_opts *o)
 	return 0;
 }
 
-/* The fork comes before any verbs call: a child must not share device
- * contexts opened by its parent. The client runs in the parent so that
- * its output comes last and the exit code is its own. */
-static int bm_local(struct bm_opts *o)
+static int bm_local_server(void *arg, int port_fd)
 {
-	int pfd[2], status = 0, rc;
-	char port[32] = "";
-	ssize_t n;
-	pid_t pid;
+	struct bm_opts *o = arg;
 
-	if (pipe(pfd))
-		bm_die("pipe: %s", strerror(errno));
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		bm_die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		close(pfd[0]);
-		o->quiet = 1;
-		_exit(bm_server(o, pfd[1]));
-	}
-	close(pfd[1]);
-	n = read(pfd[0], port, sizeof(port) - 1);
-	close(pfd[0]);
-	if (n <= 0) {
-		waitpid(pid, &status, 0);
-		bm_die("the server failed before listening");
-	}
-	port[n] = 0;
+	o->quiet = 1;
+	return bm_server(o, port_fd);
+}
+
+static int bm_local_client(void *arg, const char *port)
+{
+	struct bm_opts *o = arg;
+
 	o->dst = o->bind;
-	o->port = strdup(port);
-	rc = bm_client(o);
-	if (waitpid(pid, &status, 0) < 0)
-		bm_die("waitpid: %s", strerror(errno));
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		bm_log("server exited with status 0x%x", status);
-		return 1;
-	}
-	return rc;
+	o->port = port;
+	return bm_client(o);
 }
 
 int bm_main(int argc, char **argv, const char *default_variant)
@@ -1242,7 +972,7 @@ int bm_main(int argc, char **argv, const char *default_variant)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	bm_parse(argc, argv, &o, default_variant);
 	if (o.local)
-		return bm_local(&o);
+		return bu_local(bm_local_server, bm_local_client, &o);
 	if (o.dst)
 		return bm_client(&o);
 	return bm_server(&o, -1);

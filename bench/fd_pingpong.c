@@ -85,7 +85,7 @@ struct bk {
 	do {								\
 		long bk_rc_ = (long)(call);				\
 		if (bk_rc_ < 0)						\
-			bm_die("%s: %s (%ld)", #call,			\
+			bu_die("%s: %s (%ld)", #call,			\
 			       fi_strerror((int)-bk_rc_), bk_rc_);	\
 	} while (0)
 
@@ -94,7 +94,7 @@ static struct fi_info *bk_hints(void)
 	struct fi_info *h = fi_allocinfo();
 
 	if (!h)
-		bm_die("fi_allocinfo");
+		bu_die("fi_allocinfo");
 	h->ep_attr->type = FI_EP_MSG;
 	h->caps = FI_MSG | FI_RMA | FI_ATOMIC;
 	h->mode = FI_CONTEXT | FI_RX_CQ_DATA;
@@ -118,7 +118,7 @@ static int bk_getinfo(struct bk *b, const char *node, const char *service,
 		rc = fi_getinfo(BK_FI_VERSION, node, service, flags, b->hints, &b->info);
 	}
 	if (rc)
-		bm_die("fi_getinfo(%s, %s): %s", node ? node : "NULL",
+		bu_die("fi_getinfo(%s, %s): %s", node ? node : "NULL",
 		       service ? service : "NULL", fi_strerror(-rc));
 	return 0;
 }
@@ -137,7 +137,7 @@ static void bk_alloc_bufs(struct bk *b, size_t len)
 	b->buflen = len < 4096 ? 4096 : (len + 4095) & ~(size_t)4095;
 	if (posix_memalign((void **)&b->rx, 4096, b->buflen) ||
 	    posix_memalign((void **)&b->tx, 4096, b->buflen))
-		bm_die("cannot allocate 2 x %zu bytes", b->buflen);
+		bu_die("cannot allocate 2 x %zu bytes", b->buflen);
 	memset(b->rx, 0, b->buflen);
 	memset(b->tx, 0, b->buflen);
 }
@@ -196,13 +196,13 @@ static ssize_t bk_wait_event(struct bk *b, uint32_t want, void *buf, size_t len)
 		struct fi_eq_err_entry err = { 0 };
 
 		fi_eq_readerr(b->eq, &err, 0);
-		bm_die("connection event error: %s (provider errno %d)",
+		bu_die("connection event error: %s (provider errno %d)",
 		       fi_strerror(err.err), err.prov_errno);
 	}
 	if (rc < 0)
-		bm_die("fi_eq_sread: %s", fi_strerror((int)-rc));
+		bu_die("fi_eq_sread: %s", fi_strerror((int)-rc));
 	if (ev != want)
-		bm_die("expected connection event %u, got %u", want, ev);
+		bu_die("expected connection event %u, got %u", want, ev);
 	return rc;
 }
 
@@ -215,7 +215,7 @@ static void bk_setup_wait(struct fid_cq *cq)
 	while ((rc = fi_cq_read(cq, &e, 1)) == -FI_EAGAIN)
 		;
 	if (rc != 1)
-		bm_die("set-up completion failed: %s", fi_strerror((int)-rc));
+		bu_die("set-up completion failed: %s", fi_strerror((int)-rc));
 }
 
 /* The client's buffers go to the server in the first message (the
@@ -247,7 +247,7 @@ struct bk *bk_listen(const struct bm_opts *o, char *port, size_t portlen)
 	size_t sslen = sizeof(ss);
 
 	if (!b)
-		bm_die("out of memory");
+		bu_die("out of memory");
 	bk_getinfo(b, o->bind, o->port, FI_SOURCE);
 	bk_open_fabric(b);
 	BK_CHECK(fi_passive_ep(b->fabric, b->info, &b->pep, NULL));
@@ -270,10 +270,10 @@ int bk_accept(struct bk *b, struct bm_config *cfg)
 
 	n = bk_wait_event(b, FI_CONNREQ, buf, sizeof(buf));
 	if ((size_t)n < sizeof(*e) + sizeof(*cfg))
-		bm_die("connection request without a benchmark config");
+		bu_die("connection request without a benchmark config");
 	memcpy(cfg, e->data, sizeof(*cfg));
 	if (bm_config_check(cfg))
-		bm_die("connection request from something that is not fd_pingpong");
+		bu_die("connection request from something that is not fd_pingpong");
 	bk_alloc_bufs(b, (size_t)bm_max_size(cfg));
 	bk_open_ep(b, e->info);
 	fi_freeinfo(e->info);
@@ -295,7 +295,7 @@ struct bk *bk_connect(const struct bm_opts *o, const struct bm_config *cfg)
 	ssize_t n;
 
 	if (!b)
-		bm_die("out of memory");
+		bu_die("out of memory");
 	bk_getinfo(b, o->dst, o->port, 0);
 	bk_open_fabric(b);
 	bk_alloc_bufs(b, (size_t)bm_max_size(cfg));
@@ -303,7 +303,7 @@ struct bk *bk_connect(const struct bm_opts *o, const struct bm_config *cfg)
 	BK_CHECK(fi_connect(b->ep, b->info->dest_addr, cfg, sizeof(*cfg)));
 	n = bk_wait_event(b, FI_CONNECTED, buf, sizeof(buf));
 	if ((size_t)n < sizeof(*e) + sizeof(b->peer))
-		bm_die("the server's accept carried no buffer information");
+		bu_die("the server's accept carried no buffer information");
 	memcpy(&b->peer, e->data, sizeof(b->peer));
 	bk_send_my_info(b);
 	return b;
@@ -464,12 +464,12 @@ BM_NOINLINE int bk_post(struct bk *b, enum bm_test t, size_t len, uint32_t seq)
 		rc = fi_send(b->ep, NULL, 0, NULL, 0, &b->tx_ctx);
 		break;
 	default:
-		bm_die("no post for test %d", t);
+		bu_die("no post for test %d", t);
 	}
 	if (rc == -FI_EAGAIN)
 		return -EAGAIN;
 	if (rc)
-		bm_die("posting %s of %zu bytes: %s", t < BM_NTESTS ?
+		bu_die("posting %s of %zu bytes: %s", t < BM_NTESTS ?
 		       bm_test_names[t] : "barrier", len, fi_strerror((int)-rc));
 	return 0;
 }
@@ -483,7 +483,7 @@ BM_NOINLINE int bk_post_recv(struct bk *b)
 	rc = fi_recv(b->ep, b->rx, b->buflen, b->rx_desc, 0, ctx);
 	BM_CG_END();
 	if (rc)
-		bm_die("fi_recv: %s", fi_strerror((int)-rc));
+		bu_die("fi_recv: %s", fi_strerror((int)-rc));
 	return 0;
 }
 
@@ -493,8 +493,8 @@ static BM_NOINLINE void bk_cq_error(struct fid_cq *cq, const char *which)
 
 	memset(&err, 0, sizeof(err));
 	if (fi_cq_readerr(cq, &err, 0) != 1)
-		bm_die("%s CQ: error, and fi_cq_readerr failed", which);
-	bm_die("%s CQ: %s (provider errno %d: %s)", which, fi_strerror(err.err),
+		bu_die("%s CQ: error, and fi_cq_readerr failed", which);
+	bu_die("%s CQ: %s (provider errno %d: %s)", which, fi_strerror(err.err),
 	       err.prov_errno, fi_cq_strerror(cq, err.prov_errno, err.err_data, NULL, 0));
 }
 
@@ -506,7 +506,7 @@ static int bk_poll_result(struct fid_cq *cq, ssize_t rc, int tx)
 		return 0;
 	if (rc == -FI_EAVAIL)
 		bk_cq_error(cq, tx ? "send" : "receive");
-	bm_die("fi_cq_read: %s", fi_strerror((int)-rc));
+	bu_die("fi_cq_read: %s", fi_strerror((int)-rc));
 }
 
 BM_NOINLINE int bk_poll(struct bk *b, int tx)

@@ -15,15 +15,10 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
-#include <sched.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -35,6 +30,19 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include "bench_util.h"
+
+#ifdef BENCH_HAVE_CALLGRIND
+#include <valgrind/callgrind.h>
+#define RS_CG_TOGGLE() CALLGRIND_TOGGLE_COLLECT
+#define RS_CG_ZERO() CALLGRIND_ZERO_STATS
+#define RS_CG_DUMP(tag) CALLGRIND_DUMP_STATS_AT(tag)
+#else
+#define RS_CG_TOGGLE() ((void)0)
+#define RS_CG_ZERO() ((void)0)
+#define RS_CG_DUMP(tag) ((void)(tag))
+#endif
+
 #ifndef BENCH_VARIANT
 #define BENCH_VARIANT "direct"
 #endif
@@ -42,9 +50,9 @@
 #define RS_MAGIC 0x46445253u	/* "FDRS" */
 #define RS_MAX_SIZES 32
 #define RS_MAX_SIZE ((uint64_t)4 << 20)
-#define RS_STALL_NS (30ull * 1000000000ull)
 #define RS_T_LAT 1u
 #define RS_T_BW 2u
+#define RS_F_CALLGRIND 1u	/* both sides collect around the timed loops */
 
 /* What the client tells the server, as the first bytes of the stream. */
 struct rs_config {
@@ -53,7 +61,7 @@ struct rs_config {
 	uint32_t nsizes;
 	uint32_t iters, warmup;	/* latency */
 	uint32_t bw_iters, bw_count;
-	uint32_t pad;
+	uint32_t flags;		/* RS_F_* */
 	uint64_t sizes[RS_MAX_SIZES];
 };
 
@@ -75,99 +83,79 @@ struct rs {
 	char desc[200];
 };
 
-struct rs_result {
-	const char *test;
-	uint64_t size;
-	uint32_t iters, count;
-	int lat;
-	double t_min, t_max, t_typical, t_avg, t_stdev, t_p99, t_p999;
-	double usec_per_xfer, mb_per_s, mmsg_per_s;
+/* Calls the timed loop made: with the callgrind dump of the loop, the
+ * divisors of its instruction count. */
+struct rs_counts {
+	uint64_t sends, send_again, recvs, recv_again;
 };
 
-static const char *rs_role = "fd_rstream";
-
-static void rs_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void rs_die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "%s: ", rs_role);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+static struct rs_counts rs_n;
 
 #define RS_CHECK(call)							\
 	do {								\
 		long rs_rc_ = (long)(call);				\
 		if (rs_rc_ < 0)						\
-			rs_die("%s: %s (%ld)", #call,			\
+			bu_die("%s: %s (%ld)", #call,			\
 			       fi_strerror((int)-rs_rc_), rs_rc_);	\
 	} while (0)
-
-static inline uint64_t rs_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------------------
  * Moving bytes: spin on -FI_EAGAIN (the calls themselves drive progress),
  * as a latency benchmark must; a long silence is a hang.
  * ---------------------------------------------------------------------- */
-static void rs_stall(uint64_t *spins, uint64_t *t0, const char *what)
+/* Every data-path call goes through one of these two, out of line, so that
+ * callgrind's per-function inclusive cost is the cost of one fi_send or
+ * fi_recv, whatever the build inlines. */
+__attribute__((noinline)) static ssize_t rs_send_call(struct fid_ep *ep, const void *p, size_t len)
 {
-	if ((++*spins & 0xfffff) == 0) {
-		uint64_t now = rs_now();
+	return fi_send(ep, p, len, NULL, 0, NULL);
+}
 
-		if (!*t0)
-			*t0 = now;
-		else if (now - *t0 > RS_STALL_NS)
-			rs_die("%s made no progress for 30 s", what);
-	}
+__attribute__((noinline)) static ssize_t rs_recv_call(struct fid_ep *ep, void *p, size_t len)
+{
+	return fi_recv(ep, p, len, NULL, 0, NULL);
 }
 
 static void rs_send_all(struct rs *r, const void *p, size_t len)
 {
-	uint64_t spins = 0, t0 = 0;
+	struct bu_stall st = { 0, 0 };
 	size_t off = 0;
 
 	while (off < len) {
-		ssize_t n = fi_send(r->ep, (const uint8_t *)p + off, len - off, NULL, 0, NULL);
+		ssize_t n = rs_send_call(r->ep, (const uint8_t *)p + off, len - off);
 
 		if (n > 0) {
 			off += (size_t)n;
-			spins = t0 = 0;
+			rs_n.sends++;
+			bu_stall_reset(&st);
 		} else if (n == -FI_EAGAIN) {
-			rs_stall(&spins, &t0, "fi_send");
+			rs_n.send_again++;
+			bu_stall_tick(&st, "fi_send");
 		} else {
-			rs_die("fi_send: %s", n ? fi_strerror((int)-n) : "returned 0");
+			bu_die("fi_send: %s", n ? fi_strerror((int)-n) : "returned 0");
 		}
 	}
 }
 
 static void rs_recv_all(struct rs *r, void *p, size_t len)
 {
-	uint64_t spins = 0, t0 = 0;
+	struct bu_stall st = { 0, 0 };
 	size_t off = 0;
 
 	while (off < len) {
-		ssize_t n = fi_recv(r->ep, (uint8_t *)p + off, len - off, NULL, 0, NULL);
+		ssize_t n = rs_recv_call(r->ep, (uint8_t *)p + off, len - off);
 
 		if (n > 0) {
 			off += (size_t)n;
-			spins = t0 = 0;
+			rs_n.recvs++;
+			bu_stall_reset(&st);
 		} else if (n == -FI_EAGAIN) {
-			rs_stall(&spins, &t0, "fi_recv");
+			rs_n.recv_again++;
+			bu_stall_tick(&st, "fi_recv");
 		} else if (n == 0) {
-			rs_die("the peer closed the stream");
+			bu_die("the peer closed the stream");
 		} else {
-			rs_die("fi_recv: %s", fi_strerror((int)-n));
+			bu_die("fi_recv: %s", fi_strerror((int)-n));
 		}
 	}
 }
@@ -181,13 +169,13 @@ static struct fi_info *rs_getinfo(const char *node, const char *service, uint64_
 	int rc;
 
 	if (!hints)
-		rs_die("fi_allocinfo");
+		bu_die("fi_allocinfo");
 	hints->ep_attr->type = FI_EP_SOCK_STREAM;
 	hints->caps = FI_MSG;
 	rc = fi_getinfo(FI_VERSION(1, 17), node, service, flags, hints, &info);
 	fi_freeinfo(hints);
 	if (rc)
-		rs_die("fi_getinfo(%s, %s, FI_EP_SOCK_STREAM): %s", node ? node : "NULL",
+		bu_die("fi_getinfo(%s, %s, FI_EP_SOCK_STREAM): %s", node ? node : "NULL",
 		       service, fi_strerror(-rc));
 	return info;
 }
@@ -201,12 +189,12 @@ static void rs_wait_event(struct rs *r, uint32_t want, struct fi_eq_cm_entry *e)
 		struct fi_eq_err_entry err = { 0 };
 
 		fi_eq_readerr(r->eq, &err, 0);
-		rs_die("connection event error: %s", fi_strerror(err.err));
+		bu_die("connection event error: %s", fi_strerror(err.err));
 	}
 	if (rc < 0)
-		rs_die("fi_eq_sread: %s", fi_strerror((int)-rc));
+		bu_die("fi_eq_sread: %s", fi_strerror((int)-rc));
 	if (ev != want)
-		rs_die("expected connection event %u, got %u", want, ev);
+		bu_die("expected connection event %u, got %u", want, ev);
 }
 
 static void rs_open_fabric(struct rs *r)
@@ -276,20 +264,13 @@ static void rs_alloc(struct rs *r, const struct rs_config *c)
 
 	r->buf = malloc(len ? len : 1);
 	if (!r->buf)
-		rs_die("cannot allocate %zu bytes", len);
+		bu_die("cannot allocate %zu bytes", len);
 	memset(r->buf, 0x5a, len);
 }
 
 /* ------------------------------------------------------------------------
  * Measurement
  * ---------------------------------------------------------------------- */
-static int rs_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* One iteration: count transfers of size bytes each way. */
 static void rs_iter(struct rs *r, int client, size_t size, uint32_t count)
 {
@@ -305,53 +286,83 @@ static void rs_iter(struct rs *r, int client, size_t size, uint32_t count)
 	}
 }
 
-static void rs_run(struct rs *r, int client, const char *test, size_t size, uint32_t iters,
-		   uint32_t warmup, uint32_t count, struct rs_result *res)
+/* The cost of an fi_recv that finds nothing, in a dump of its own: the
+ * client has just read the last transfer of a loop and the server waits
+ * for the client's next one, so nothing can arrive. */
+#define RS_PROBES 100
+
+static void rs_probe_empty(struct rs *r, const char *loop_tag)
+{
+	char tag[160];
+	uint8_t scratch[64];
+
+	RS_CG_TOGGLE();
+	for (int i = 0; i < RS_PROBES; i++)
+		if (rs_recv_call(r->ep, scratch, sizeof(scratch)) != -FI_EAGAIN)
+			bu_die("a probe found data: the peer is not waiting");
+	RS_CG_TOGGLE();
+	snprintf(tag, sizeof(tag), "%s:probe", loop_tag);
+	RS_CG_DUMP(tag);
+	printf("#CG tag=%s probes=%d\n", tag, RS_PROBES);
+}
+
+static void rs_run(struct rs *r, int client, int cg, const char *test, size_t size,
+		   uint32_t iters, uint32_t warmup, uint32_t count, struct bu_result *res)
 {
 	uint64_t *rtt = client ? calloc(iters, sizeof(*rtt)) : NULL;
 	uint64_t t_start = 0, t_end;
-	double sum = 0, sq = 0, mean, us, xfers;
 
 	if (client && !rtt)
-		rs_die("out of memory");
+		bu_die("out of memory");
 	for (uint32_t i = 0; i < warmup + iters; i++) {
 		uint64_t t0;
 
-		if (i == warmup)
-			t_start = rs_now();
-		t0 = client ? rs_now() : 0;
+		if (i == warmup) {
+			memset(&rs_n, 0, sizeof(rs_n));
+			if (cg) {
+				RS_CG_ZERO();
+				RS_CG_TOGGLE();
+			}
+			t_start = bu_now_ns();
+		}
+		t0 = client ? bu_now_ns() : 0;
 		rs_iter(r, client, size, count);
 		if (client && i >= warmup)
-			rtt[i - warmup] = rs_now() - t0;
+			rtt[i - warmup] = bu_now_ns() - t0;
 	}
-	t_end = rs_now();
+	t_end = bu_now_ns();
+	if (cg) {
+		char tag[128];
+
+		RS_CG_TOGGLE();
+		snprintf(tag, sizeof(tag), "fdrs:%s:%s:%s:%zu", BENCH_VARIANT,
+			 client ? "client" : "server", test, size);
+		RS_CG_DUMP(tag);
+		if (client)
+			rs_probe_empty(r, tag);
+		/* Everything the timed loop did, spinning on -FI_EAGAIN
+		 * included: transfers each way, productive and empty calls. */
+		printf("#CG tag=%s iters=%u count=%u xfers=%llu sends=%" PRIu64
+		       " send_again=%" PRIu64 " recvs=%" PRIu64 " recv_again=%" PRIu64 "\n",
+		       tag, iters, count, 2ull * iters * count, rs_n.sends, rs_n.send_again,
+		       rs_n.recvs, rs_n.recv_again);
+		fflush(stdout);
+	}
 	if (!client)
 		return;
 	memset(res, 0, sizeof(*res));
 	res->test = test;
 	res->size = size;
 	res->iters = iters;
-	res->count = count;
-	res->lat = count == 1;
-	us = (double)(t_end - t_start) / 1000.0;
-	xfers = 2.0 * (double)iters * (double)count;
-	res->usec_per_xfer = us / xfers;
-	res->mb_per_s = (double)size * xfers / us;
-	res->mmsg_per_s = xfers / us;
-	qsort(rtt, iters, sizeof(*rtt), rs_cmp);
-	for (uint32_t i = 0; i < iters; i++)
-		sum += (double)rtt[i];
-	mean = sum / iters;
-	for (uint32_t i = 0; i < iters; i++)
-		sq += ((double)rtt[i] - mean) * ((double)rtt[i] - mean);
-	/* Per-iteration round trips, halved: one-way, as for fd_pingpong. */
-	res->t_min = (double)rtt[0] / 2000.0;
-	res->t_max = (double)rtt[iters - 1] / 2000.0;
-	res->t_typical = (double)rtt[iters / 2] / 2000.0;
-	res->t_avg = mean / 2000.0;
-	res->t_stdev = sqrt(sq / iters) / 2000.0;
-	res->t_p99 = (double)rtt[(size_t)ceil(0.99 * iters) - 1] / 2000.0;
-	res->t_p999 = (double)rtt[(size_t)ceil(0.999 * iters) - 1] / 2000.0;
+	res->window = count;
+	res->oneway = count == 1;
+	res->cycles_per_op = res->instr_per_op = -1;
+	bu_loop_stats(res, 2.0 * (double)iters * (double)count, t_end - t_start);
+	/* Per-iteration round trips, halved: one-way, as for fd_pingpong. A
+	 * bandwidth iteration moves C transfers: its round trip is no
+	 * latency. */
+	if (count == 1)
+		bu_stats(res, rtt, iters);
 	free(rtt);
 }
 
@@ -359,36 +370,23 @@ static void rs_run(struct rs *r, int client, const char *test, size_t size, uint
  * Output: the same CSV columns as fd_pingpong, so one report reads both.
  * ---------------------------------------------------------------------- */
 static FILE *rs_csv;
-static struct rs_result rs_results[2 * RS_MAX_SIZES];
+static struct bu_result rs_results[2 * RS_MAX_SIZES];
 static size_t rs_nresults;
 
-static void rs_output(const struct rs_opts *o, const struct rs_result *res)
+static void rs_output(const struct rs_opts *o, const struct bu_result *res)
 {
 	if (rs_nresults < sizeof(rs_results) / sizeof(rs_results[0]))
 		rs_results[rs_nresults++] = *res;
-	/* A bandwidth iteration moves C transfers: its round trip is no
-	 * latency, so only the loop figures are shown. */
-	if (!o->quiet && res->lat)
+	if (!o->quiet && res->has_t)
 		printf("%-10s %8" PRIu64 " %6u %6u %9.2f %9.2f %9.2f %9.2f %9.2f %10.2f %8.4f\n",
-		       res->test, res->size, res->iters, res->count, res->t_min,
+		       res->test, res->size, res->iters, res->window, res->t_min,
 		       res->t_typical, res->t_avg, res->t_p99, res->usec_per_xfer,
 		       res->mb_per_s, res->mmsg_per_s);
 	else if (!o->quiet)
 		printf("%-10s %8" PRIu64 " %6u %6u %9s %9s %9s %9s %9.2f %10.2f %8.4f\n",
-		       res->test, res->size, res->iters, res->count, "-", "-", "-", "-",
+		       res->test, res->size, res->iters, res->window, "-", "-", "-", "-",
 		       res->usec_per_xfer, res->mb_per_s, res->mmsg_per_s);
-	if (!rs_csv)
-		return;
-	fprintf(rs_csv, "%s,%s,%" PRIu64 ",%u,%u,%d,", o->variant, res->test, res->size,
-		res->iters, o->cfg.warmup, res->lat);
-	if (res->lat)
-		fprintf(rs_csv, "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,", res->t_min, res->t_max,
-			res->t_typical, res->t_avg, res->t_stdev, res->t_p99, res->t_p999);
-	else
-		fprintf(rs_csv, ",,,,,,,");
-	fprintf(rs_csv, "%.3f,%.3f,%u,%.6f,,\n", res->usec_per_xfer, res->mb_per_s,
-		res->lat ? 0 : res->count, res->mmsg_per_s);
-	fflush(rs_csv);
+	bu_csv_row(rs_csv, o->variant, o->cfg.warmup, res);
 }
 
 static void rs_write_json(const struct rs_opts *o, const char *desc)
@@ -396,24 +394,18 @@ static void rs_write_json(const struct rs_opts *o, const char *desc)
 	FILE *f = fopen(o->json, "w");
 
 	if (!f)
-		rs_die("cannot write %s: %s", o->json, strerror(errno));
-	fprintf(f, "{\n  \"variant\": \"%s\",\n  \"describe\": \"%s\",\n"
-		"  \"method\": \"per iteration C transfers of S bytes each way (rstream(1)); "
+		bu_die("cannot write %s: %s", o->json, strerror(errno));
+	fprintf(f, "{\n  \"variant\": ");
+	bu_json_str(f, o->variant);
+	fprintf(f, ",\n  \"describe\": ");
+	bu_json_str(f, desc);
+	fprintf(f, ",\n  \"method\": \"per iteration C transfers of S bytes each way (rstream(1)); "
 		"t_*: per-iteration round trip / 2 (C = 1); usec_per_xfer = loop time / "
-		"(2 x iters x C); mb_per_s counts both directions, 10^6 bytes\",\n"
-		"  \"results\": [", o->variant, desc);
+		"(2 x iters x C); mb_per_s counts both directions, 10^6 bytes; window = C\",\n"
+		"  \"results\": [");
 	for (size_t i = 0; i < rs_nresults; i++) {
-		const struct rs_result *r = &rs_results[i];
-
-		fprintf(f, "%s\n    {\"test\": \"%s\", \"bytes\": %" PRIu64 ", \"iters\": %u, "
-			"\"count\": %u, ", i ? "," : "", r->test, r->size, r->iters, r->count);
-		if (r->lat)
-			fprintf(f, "\"t_min\": %.3f, \"t_max\": %.3f, \"t_typical\": %.3f, "
-				"\"t_avg\": %.3f, \"t_stdev\": %.3f, \"t_p99\": %.3f, "
-				"\"t_p999\": %.3f, ", r->t_min, r->t_max, r->t_typical,
-				r->t_avg, r->t_stdev, r->t_p99, r->t_p999);
-		fprintf(f, "\"usec_per_xfer\": %.3f, \"mb_per_s\": %.3f, \"mmsg_per_s\": %.6f}",
-			r->usec_per_xfer, r->mb_per_s, r->mmsg_per_s);
+		fprintf(f, "%s\n    ", i ? "," : "");
+		bu_json_row(f, &rs_results[i]);
 	}
 	fprintf(f, "\n  ]\n}\n");
 	fclose(f);
@@ -423,7 +415,8 @@ static void rs_write_json(const struct rs_opts *o, const char *desc)
 static void rs_session(struct rs *r, const struct rs_opts *o, const struct rs_config *c,
 		       int client)
 {
-	struct rs_result res;
+	struct bu_result res;
+	int cg = (c->flags & RS_F_CALLGRIND) != 0;
 
 	if (client && !o->quiet) {
 		printf("# fd_rstream variant=%s\n# %s\n", o->variant, r->desc);
@@ -445,13 +438,13 @@ static void rs_session(struct rs *r, const struct rs_opts *o, const struct rs_co
 			size_t s = (size_t)c->sizes[i];
 
 			if (t == RS_T_LAT)
-				rs_run(r, client, "rstream", s, c->iters, c->warmup, 1, &res);
+				rs_run(r, client, cg, "rstream", s, c->iters, c->warmup, 1, &res);
 			else
-				rs_run(r, client, "rstream_bw", s, c->bw_iters, 1, c->bw_count, &res);
+				rs_run(r, client, cg, "rstream_bw", s, c->bw_iters, 1, c->bw_count, &res);
 			if (client) {
 				rs_output(o, &res);
-				fprintf(stderr, "%s: %s %zu B: %.2f usec/xfer, %.2f MB/s\n", rs_role,
-					res.test, s, res.usec_per_xfer, res.mb_per_s);
+				bu_log("%s %zu B: %.2f usec/xfer, %.2f MB/s", res.test, s,
+				       res.usec_per_xfer, res.mb_per_s);
 			}
 		}
 	}
@@ -466,18 +459,6 @@ static void rs_session(struct rs *r, const struct rs_opts *o, const struct rs_co
 	}
 }
 
-static void rs_pin(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		fprintf(stderr, "%s: cannot pin to CPU %d\n", rs_role, cpu);
-}
-
 static int rs_server(const struct rs_opts *o, int port_fd)
 {
 	struct rs r = { 0 };
@@ -487,8 +468,8 @@ static int rs_server(const struct rs_opts *o, int port_fd)
 	size_t sslen = sizeof(ss);
 	char port[16];
 
-	rs_role = "fd_rstream server";
-	rs_pin(o->cpu_server);
+	bu_set_role("fd_rstream server");
+	bu_pin(o->cpu_server);
 	r.info = rs_getinfo(o->bind, o->port, FI_SOURCE);
 	rs_open_fabric(&r);
 	RS_CHECK(fi_passive_ep(r.fabric, r.info, &r.pep, NULL));
@@ -497,13 +478,7 @@ static int rs_server(const struct rs_opts *o, int port_fd)
 	RS_CHECK(fi_getname(&r.pep->fid, &ss, &sslen));
 	snprintf(port, sizeof(port), "%u", ntohs(ss.ss_family == AF_INET6 ?
 		 ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port));
-	if (port_fd >= 0) {
-		if (write(port_fd, port, strlen(port)) < 0)
-			rs_die("cannot hand the port over");
-		close(port_fd);
-	} else if (!o->quiet) {
-		printf("# server: listening on port %s\n", port);
-	}
+	bu_hand_port(port_fd, port, o->bind, o->quiet);
 	rs_wait_event(&r, FI_CONNREQ, &e);
 	rs_open_ep(&r, e.info, o->ring);
 	fi_freeinfo(e.info);
@@ -512,7 +487,7 @@ static int rs_server(const struct rs_opts *o, int port_fd)
 	rs_recv_all(&r, &c, sizeof(c));
 	if (c.magic != RS_MAGIC || !c.nsizes || c.nsizes > RS_MAX_SIZES || !c.iters ||
 	    rs_max_size(&c) > RS_MAX_SIZE)
-		rs_die("the client is not fd_rstream");
+		bu_die("the client is not fd_rstream");
 	rs_alloc(&r, &c);
 	rs_session(&r, o, &c, 0);
 	rs_close(&r);
@@ -524,16 +499,10 @@ static int rs_client(const struct rs_opts *o)
 	struct rs r = { 0 };
 	struct fi_eq_cm_entry e;
 
-	rs_role = "fd_rstream client";
-	rs_pin(o->cpu_client);
-	if (o->csv) {
-		rs_csv = fopen(o->csv, "w");
-		if (!rs_csv)
-			rs_die("cannot write %s: %s", o->csv, strerror(errno));
-		fprintf(rs_csv, "variant,test,bytes,iters,warmup,oneway,t_min_us,t_max_us,"
-			"t_typical_us,t_avg_us,t_stdev_us,t_p99_us,t_p999_us,"
-			"usec_per_xfer,mb_per_s,window,mmsg_per_s,cycles_per_op,instr_per_op\n");
-	}
+	bu_set_role("fd_rstream client");
+	bu_pin(o->cpu_client);
+	if (o->csv)
+		rs_csv = bu_csv_open(o->csv);
 	r.info = rs_getinfo(o->dst, o->port, 0);
 	rs_open_fabric(&r);
 	rs_open_ep(&r, r.info, o->ring);
@@ -550,100 +519,30 @@ static int rs_client(const struct rs_opts *o)
 	return 0;
 }
 
-/* As fd_pingpong --local: fork before any fabric call, server in the
- * child, the port through a pipe. */
-static int rs_local(struct rs_opts *o)
+/* As fd_pingpong --local: the server forked before any fabric call. */
+static int rs_local_server(void *arg, int port_fd)
 {
-	int pfd[2], status = 0, rc;
-	char port[32] = "";
-	ssize_t n;
-	pid_t pid;
+	struct rs_opts *o = arg;
 
-	if (pipe(pfd))
-		rs_die("pipe: %s", strerror(errno));
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		rs_die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		close(pfd[0]);
-		o->quiet = 1;
-		_exit(rs_server(o, pfd[1]));
-	}
-	close(pfd[1]);
-	n = read(pfd[0], port, sizeof(port) - 1);
-	close(pfd[0]);
-	if (n <= 0) {
-		waitpid(pid, &status, 0);
-		rs_die("the server failed before listening");
-	}
-	port[n] = 0;
+	o->quiet = 1;
+	return rs_server(o, port_fd);
+}
+
+static int rs_local_client(void *arg, const char *port)
+{
+	struct rs_opts *o = arg;
+
 	o->dst = o->bind;
 	o->port = port;
-	rc = rs_client(o);
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
-		return 1;
-	return rc;
+	return rs_client(o);
 }
 
 /* ------------------------------------------------------------------------
  * Command line
  * ---------------------------------------------------------------------- */
-static uint64_t rs_num(const char *s, const char *what)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		rs_die("bad %s '%s'", what, s);
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	if (*end)
-		rs_die("bad %s '%s'", what, s);
-	return v;
-}
-
-static void rs_add_size(struct rs_config *c, uint64_t s)
-{
-	if (!s || s > RS_MAX_SIZE)
-		rs_die("sizes are 1 B .. 4 MiB");
-	if (c->nsizes == RS_MAX_SIZES)
-		rs_die("at most %d sizes", RS_MAX_SIZES);
-	c->sizes[c->nsizes++] = s;
-}
-
-/* N, MIN:MAX (powers of two in between), all, or a comma list. */
 static void rs_sizes(struct rs_config *c, const char *arg)
 {
-	char *copy = strdup(arg), *save = NULL, *tok;
-
-	if (!copy)
-		rs_die("out of memory");
-	c->nsizes = 0;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *colon = strchr(tok, ':');
-		uint64_t lo, hi;
-
-		if (!strcmp(tok, "all")) {
-			lo = 1;
-			hi = RS_MAX_SIZE;
-		} else if (colon) {
-			*colon = 0;
-			lo = rs_num(tok, "size");
-			hi = rs_num(colon + 1, "size");
-		} else {
-			rs_add_size(c, rs_num(tok, "size"));
-			continue;
-		}
-		for (uint64_t p = 1; p <= hi; p *= 2)
-			if (p >= lo)
-				rs_add_size(c, p);
-	}
-	free(copy);
+	c->nsizes = (uint32_t)bu_parse_sizes(arg, RS_MAX_SIZE, c->sizes, RS_MAX_SIZES);
 }
 
 static void rs_usage(const char *prog)
@@ -660,7 +559,11 @@ static void rs_usage(const char *prog)
 	       "  -B BYTES         send and receive ring size (FI_OPT_SEND/RECV_BUF_SIZE)\n"
 	       "  -p PORT (47594)  -b ADDR listen address (--local: $FD_RXE_ADDR0)\n"
 	       "  --cpus S,C       --local pinning (0,1)   --cpu N  pin this side\n"
-	       "  --csv F --json F --variant NAME -q\n", prog, prog, prog);
+	       "  --csv F --json F --variant NAME -q\n"
+	       "  --callgrind      both sides toggle callgrind collection around each timed\n"
+	       "                   loop and dump per size, with the loop's call counts (run\n"
+	       "                   under valgrind --tool=callgrind --collect-atstart=no)\n",
+	       prog, prog, prog);
 }
 
 int main(int argc, char **argv)
@@ -672,6 +575,7 @@ int main(int argc, char **argv)
 		{ "csv", required_argument, NULL, 3 },
 		{ "json", required_argument, NULL, 4 },
 		{ "variant", required_argument, NULL, 5 },
+		{ "callgrind", no_argument, NULL, 6 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -685,55 +589,57 @@ int main(int argc, char **argv)
 	o.cfg.warmup = 100;
 	o.cfg.bw_iters = 10;
 	o.cfg.bw_count = 100;
-	rs_add_size(&o.cfg, 64);
+	o.cfg.sizes[0] = 64;
+	o.cfg.nsizes = 1;
 	while ((c = getopt_long(argc, argv, "t:s:n:w:C:I:B:p:b:lqh", lo, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			o.cfg.tests = (strstr(optarg, "lat") ? RS_T_LAT : 0) |
 				      (strstr(optarg, "bw") ? RS_T_BW : 0);
 			if (!o.cfg.tests)
-				rs_die("-t wants lat, bw or lat,bw");
+				bu_die("-t wants lat, bw or lat,bw");
 			break;
 		case 's': rs_sizes(&o.cfg, optarg); break;
-		case 'n': o.cfg.iters = (uint32_t)rs_num(optarg, "iterations"); break;
-		case 'w': o.cfg.warmup = (uint32_t)rs_num(optarg, "warm-up"); break;
-		case 'C': o.cfg.bw_count = (uint32_t)rs_num(optarg, "transfer count"); break;
-		case 'I': o.cfg.bw_iters = (uint32_t)rs_num(optarg, "iterations"); break;
-		case 'B': o.ring = (size_t)rs_num(optarg, "ring size"); break;
+		case 'n': o.cfg.iters = (uint32_t)bu_parse_num(optarg, "iterations"); break;
+		case 'w': o.cfg.warmup = (uint32_t)bu_parse_num(optarg, "warm-up"); break;
+		case 'C': o.cfg.bw_count = (uint32_t)bu_parse_num(optarg, "transfer count"); break;
+		case 'I': o.cfg.bw_iters = (uint32_t)bu_parse_num(optarg, "iterations"); break;
+		case 'B': o.ring = (size_t)bu_parse_num(optarg, "ring size"); break;
 		case 'p': o.port = optarg; break;
 		case 'b': o.bind = optarg; break;
 		case 'l': o.local = 1; break;
 		case 'q': o.quiet = 1; break;
 		case 1:
 			if (sscanf(optarg, "%d,%d", &o.cpu_server, &o.cpu_client) != 2)
-				rs_die("--cpus wants SERVER,CLIENT");
+				bu_die("--cpus wants SERVER,CLIENT");
 			break;
-		case 2: cpu = (int)rs_num(optarg, "cpu"); break;
+		case 2: cpu = (int)bu_parse_num(optarg, "cpu"); break;
 		case 3: o.csv = optarg; break;
 		case 4: o.json = optarg; break;
 		case 5: o.variant = optarg; break;
+		case 6: o.cfg.flags |= RS_F_CALLGRIND; break;
 		case 'h': rs_usage(argv[0]); return 0;
 		default: rs_usage(argv[0]); return 2;
 		}
 	}
 	if (!o.cfg.iters || !o.cfg.bw_iters || !o.cfg.bw_count)
-		rs_die("counts must be at least 1");
+		bu_die("counts must be at least 1");
 	if (optind < argc)
 		o.dst = argv[optind++];
 	if (o.local) {
 		if (o.dst)
-			rs_die("--local and a server address exclude each other");
+			bu_die("--local and a server address exclude each other");
 		if (!o.bind)
 			o.bind = getenv("FD_RXE_ADDR0");
 		if (!o.bind)
-			rs_die("--local needs -b ADDR or FD_RXE_ADDR0");
+			bu_die("--local needs -b ADDR or FD_RXE_ADDR0");
 		if (!o.port)
 			o.port = "0";
 		if (o.cpu_server < 0 && o.cpu_client < 0) {
 			o.cpu_server = 0;
 			o.cpu_client = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
 		}
-		return rs_local(&o);
+		return bu_local(rs_local_server, rs_local_client, &o);
 	}
 	if (!o.port)
 		o.port = "47594";

@@ -56,9 +56,9 @@ static void bk_expect_event(struct bk *b, enum rdma_cm_event_type want,
 	struct rdma_cm_event *ev;
 
 	if (rdma_get_cm_event(b->ec, &ev))
-		bm_die("rdma_get_cm_event: %s", strerror(errno));
+		bu_die("rdma_get_cm_event: %s", strerror(errno));
 	if (ev->event != want)
-		bm_die("expected %s, got %s (status %d)", rdma_event_str(want),
+		bu_die("expected %s, got %s (status %d)", rdma_event_str(want),
 		       rdma_event_str(ev->event), ev->status);
 	if (out)
 		*out = ev;
@@ -76,7 +76,7 @@ static struct addrinfo *bk_resolve(const char *node, const char *port, int passi
 		hints.ai_flags = AI_PASSIVE;
 	rc = getaddrinfo(node, port, &hints, &ai);
 	if (rc)
-		bm_die("getaddrinfo(%s, %s): %s", node ? node : "*", port, gai_strerror(rc));
+		bu_die("getaddrinfo(%s, %s): %s", node ? node : "*", port, gai_strerror(rc));
 	return ai;
 }
 
@@ -85,7 +85,7 @@ static void bk_alloc_bufs(struct bk *b, size_t len)
 	b->buflen = len < 4096 ? 4096 : (len + 4095) & ~(size_t)4095;
 	if (posix_memalign((void **)&b->rx, 4096, b->buflen) ||
 	    posix_memalign((void **)&b->tx, 4096, b->buflen))
-		bm_die("cannot allocate 2 x %zu bytes", b->buflen);
+		bu_die("cannot allocate 2 x %zu bytes", b->buflen);
 	memset(b->rx, 0, b->buflen);
 	memset(b->tx, 0, b->buflen);
 }
@@ -172,12 +172,12 @@ static void bk_open_qp(struct bk *b)
 
 	b->pd = ibv_alloc_pd(b->id->verbs);
 	if (!b->pd)
-		bm_die("ibv_alloc_pd: %s", strerror(errno));
+		bu_die("ibv_alloc_pd: %s", strerror(errno));
 	b->txcq = ibv_create_cq(b->id->verbs, BK_CQ_SIZE, NULL, NULL, 0);
 	b->rxcq = ibv_create_cq(b->id->verbs, BK_CQ_SIZE, NULL, NULL, 0);
 	b->probecq = ibv_create_cq(b->id->verbs, BK_CQ_SIZE, NULL, NULL, 0);
 	if (!b->txcq || !b->rxcq || !b->probecq)
-		bm_die("ibv_create_cq: %s", strerror(errno));
+		bu_die("ibv_create_cq: %s", strerror(errno));
 	memset(&attr, 0, sizeof(attr));
 	attr.send_cq = b->txcq;
 	attr.recv_cq = b->rxcq;
@@ -189,7 +189,7 @@ static void bk_open_qp(struct bk *b)
 	attr.cap.max_recv_sge = b->o->sge;
 	attr.cap.max_inline_data = b->o->max_inline;
 	if (rdma_create_qp(b->id, b->pd, &attr))
-		bm_die("rdma_create_qp: %s", strerror(errno));
+		bu_die("rdma_create_qp: %s", strerror(errno));
 	b->qp = b->id->qp;
 	b->inline_size = b->o->max_inline < attr.cap.max_inline_data ?
 			 b->o->max_inline : attr.cap.max_inline_data;
@@ -197,7 +197,7 @@ static void bk_open_qp(struct bk *b)
 	b->rxmr = ibv_reg_mr(b->pd, b->rx, b->buflen, access);
 	b->txmr = ibv_reg_mr(b->pd, b->tx, b->buflen, access);
 	if (!b->rxmr || !b->txmr)
-		bm_die("ibv_reg_mr: %s", strerror(errno));
+		bu_die("ibv_reg_mr: %s", strerror(errno));
 	snprintf(b->desc, sizeof(b->desc),
 		 "raw verbs, device %s, RC QP via rdma_cm, sq %u rq %u sge %u, "
 		 "inline %u (driver gave %u), signal every %u unsignaled",
@@ -206,7 +206,7 @@ static void bk_open_qp(struct bk *b)
 		 attr.cap.max_inline_data, b->signal_every);
 	bk_prebuild(b);
 	if (ibv_post_recv(b->qp, &b->rwr, &bad))
-		bm_die("ibv_post_recv: %s", strerror(errno));
+		bu_die("ibv_post_recv: %s", strerror(errno));
 }
 
 /* Blocking poll for set-up only. */
@@ -218,7 +218,7 @@ static void bk_setup_wait(struct bk *b, struct ibv_cq *cq)
 	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
 		;
 	if (n < 0 || wc.status != IBV_WC_SUCCESS)
-		bm_die("set-up completion failed: %s",
+		bu_die("set-up completion failed: %s",
 		       n < 0 ? "ibv_poll_cq" : ibv_wc_status_str(wc.status));
 	(void)b;
 }
@@ -237,7 +237,7 @@ static void bk_send_my_info(struct bk *b)
 
 	memcpy(b->tx, &me, sizeof(me));
 	if (ibv_post_send(b->qp, &wr, &bad))
-		bm_die("sending the buffer information failed");
+		bu_die("sending the buffer information failed");
 	bk_setup_wait(b, b->txcq);
 	memset(b->tx, 0, sizeof(me));
 }
@@ -250,7 +250,7 @@ static void bk_recv_peer_info(struct bk *b)
 	memcpy(&b->peer, b->rx, sizeof(b->peer));
 	memset(b->rx, 0, sizeof(b->peer));
 	if (ibv_post_recv(b->qp, &b->rwr, &bad))
-		bm_die("ibv_post_recv: %s", strerror(errno));
+		bu_die("ibv_post_recv: %s", strerror(errno));
 	bk_prebuild(b);
 }
 
@@ -260,7 +260,7 @@ static void bk_conn_param(struct bk *b, struct rdma_conn_param *cp,
 	struct ibv_device_attr da;
 
 	if (ibv_query_device(b->id->verbs, &da))
-		bm_die("ibv_query_device: %s", strerror(errno));
+		bu_die("ibv_query_device: %s", strerror(errno));
 	memset(cp, 0, sizeof(*cp));
 	cp->private_data = priv;
 	cp->private_data_len = (uint8_t)len;
@@ -283,19 +283,19 @@ struct bk *bk_listen(const struct bm_opts *o, char *port, size_t portlen)
 	struct addrinfo *ai;
 
 	if (!b)
-		bm_die("out of memory");
+		bu_die("out of memory");
 	b->o = o;
 	b->ec = rdma_create_event_channel();
 	if (!b->ec)
-		bm_die("rdma_create_event_channel: %s", strerror(errno));
+		bu_die("rdma_create_event_channel: %s", strerror(errno));
 	if (rdma_create_id(b->ec, &b->listen_id, NULL, RDMA_PS_TCP))
-		bm_die("rdma_create_id: %s", strerror(errno));
+		bu_die("rdma_create_id: %s", strerror(errno));
 	ai = bk_resolve(o->bind, o->port, 1);
 	if (rdma_bind_addr(b->listen_id, ai->ai_addr))
-		bm_die("rdma_bind_addr: %s", strerror(errno));
+		bu_die("rdma_bind_addr: %s", strerror(errno));
 	freeaddrinfo(ai);
 	if (rdma_listen(b->listen_id, 1))
-		bm_die("rdma_listen: %s", strerror(errno));
+		bu_die("rdma_listen: %s", strerror(errno));
 	snprintf(port, portlen, "%u", ntohs(rdma_get_src_port(b->listen_id)));
 	return b;
 }
@@ -308,14 +308,14 @@ int bk_accept(struct bk *b, struct bm_config *cfg)
 
 	bk_expect_event(b, RDMA_CM_EVENT_CONNECT_REQUEST, &ev);
 	if (ev->param.conn.private_data_len < sizeof(*cfg))
-		bm_die("connection request without a benchmark config");
+		bu_die("connection request without a benchmark config");
 	memcpy(cfg, ev->param.conn.private_data, sizeof(*cfg));
 	b->id = ev->id;
 	b->peer_initiator_depth = ev->param.conn.initiator_depth;
 	b->peer_responder_resources = ev->param.conn.responder_resources;
 	rdma_ack_cm_event(ev);
 	if (bm_config_check(cfg))
-		bm_die("connection request from something that is not a ping-pong client");
+		bu_die("connection request from something that is not a ping-pong client");
 	bk_alloc_bufs(b, (size_t)bm_max_size(cfg));
 	bk_open_qp(b);
 	me.rx_addr = (uintptr_t)b->rx;
@@ -324,7 +324,7 @@ int bk_accept(struct bk *b, struct bm_config *cfg)
 	me.tx_key = b->txmr->rkey;
 	bk_conn_param(b, &cp, &me, sizeof(me), 1);
 	if (rdma_accept(b->id, &cp))
-		bm_die("rdma_accept: %s", strerror(errno));
+		bu_die("rdma_accept: %s", strerror(errno));
 	bk_expect_event(b, RDMA_CM_EVENT_ESTABLISHED, NULL);
 	bk_recv_peer_info(b);
 	return 0;
@@ -338,29 +338,29 @@ struct bk *bk_connect(const struct bm_opts *o, const struct bm_config *cfg)
 	struct addrinfo *ai;
 
 	if (!b)
-		bm_die("out of memory");
+		bu_die("out of memory");
 	b->o = o;
 	b->ec = rdma_create_event_channel();
 	if (!b->ec)
-		bm_die("rdma_create_event_channel: %s", strerror(errno));
+		bu_die("rdma_create_event_channel: %s", strerror(errno));
 	if (rdma_create_id(b->ec, &b->id, NULL, RDMA_PS_TCP))
-		bm_die("rdma_create_id: %s", strerror(errno));
+		bu_die("rdma_create_id: %s", strerror(errno));
 	ai = bk_resolve(o->dst, o->port, 0);
 	if (rdma_resolve_addr(b->id, NULL, ai->ai_addr, BK_TIMEOUT_MS))
-		bm_die("rdma_resolve_addr: %s", strerror(errno));
+		bu_die("rdma_resolve_addr: %s", strerror(errno));
 	freeaddrinfo(ai);
 	bk_expect_event(b, RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
 	if (rdma_resolve_route(b->id, BK_TIMEOUT_MS))
-		bm_die("rdma_resolve_route: %s", strerror(errno));
+		bu_die("rdma_resolve_route: %s", strerror(errno));
 	bk_expect_event(b, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
 	bk_alloc_bufs(b, (size_t)bm_max_size(cfg));
 	bk_open_qp(b);
 	bk_conn_param(b, &cp, cfg, sizeof(*cfg), 0);
 	if (rdma_connect(b->id, &cp))
-		bm_die("rdma_connect: %s", strerror(errno));
+		bu_die("rdma_connect: %s", strerror(errno));
 	bk_expect_event(b, RDMA_CM_EVENT_ESTABLISHED, &ev);
 	if (ev->param.conn.private_data_len < sizeof(b->peer))
-		bm_die("the server's accept carried no buffer information");
+		bu_die("the server's accept carried no buffer information");
 	memcpy(&b->peer, ev->param.conn.private_data, sizeof(b->peer));
 	rdma_ack_cm_event(ev);
 	bk_prebuild(b);	/* again, now that the peer's addresses are known */
@@ -503,12 +503,12 @@ BM_NOINLINE int bk_post(struct bk *b, enum bm_test t, size_t len, uint32_t seq)
 		rc = ibv_post_send(b->qp, wr, &bad);
 		break;
 	default:
-		bm_die("no post for test %d", t);
+		bu_die("no post for test %d", t);
 	}
 	if (rc == ENOMEM)
 		return -EAGAIN;
 	if (rc)
-		bm_die("ibv_post_send (%s, %zu bytes): %s", t < BM_NTESTS ?
+		bu_die("ibv_post_send (%s, %zu bytes): %s", t < BM_NTESTS ?
 		       bm_test_names[t] : "barrier", len, strerror(rc));
 	return 0;
 }
@@ -522,18 +522,18 @@ BM_NOINLINE int bk_post_recv(struct bk *b)
 	rc = ibv_post_recv(b->qp, &b->rwr, &bad);
 	BM_CG_END();
 	if (rc)
-		bm_die("ibv_post_recv: %s", strerror(rc));
+		bu_die("ibv_post_recv: %s", strerror(rc));
 	return 0;
 }
 
 static int bk_poll_result(int n, const struct ibv_wc *wc, int tx)
 {
 	if (n < 0)
-		bm_die("ibv_poll_cq: %d", n);
+		bu_die("ibv_poll_cq: %d", n);
 	if (!n)
 		return 0;
 	if (wc->status != IBV_WC_SUCCESS)
-		bm_die("%s completion: %s (vendor error 0x%x)", tx ? "send" : "receive",
+		bu_die("%s completion: %s (vendor error 0x%x)", tx ? "send" : "receive",
 		       ibv_wc_status_str(wc->status), wc->vendor_err);
 	return wc->wr_id != BK_WR_SILENT;
 }

@@ -14,11 +14,15 @@ import argparse
 import csv
 import glob
 import json
+import math
 import os
 import re
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report_more  # noqa: E402  (setup, UCX, rstream vs rsockets)
 
 VARIANTS = ["rawverbs", "direct", "off", "upstream"]
 TESTS = ["send", "inject", "write", "writedata", "read", "atomic"]
@@ -129,6 +133,13 @@ def parse_perftest(path):
                     try:
                         vals = [float(x) for x in p[2:9]]
                     except ValueError:
+                        continue
+                    # perftest prints "inf" in every column when its
+                    # cycle-counter calibration came out as 0 MHz (seen under
+                    # TCG): no measurement, not an infinite latency.
+                    # vm-session.sh measures again; if all tries failed
+                    # the size shows "-".
+                    if not all(math.isfinite(x) for x in vals):
                         continue
                     res = dict(zip(["t_min_us", "t_max_us", "t_typical_us",
                                     "t_avg_us", "t_stdev_us", "t_p99_us",
@@ -775,9 +786,21 @@ def main():
             report += instruction_table(ins, "client")
             report += instruction_table(ins, "server")
             write_instr_csv(os.path.join(summary, "instructions.csv"), ins)
+    su = report_more.load_setup(a.out)
+    report += report_more.setup_tables(su)
+    ucx = report_more.load_ucx(a.out)
+    if ucx["lat"] or ucx["instr"] or ucx["note"]:
+        def post(v):
+            return next((r["post"] for r in ins if r["variant"] == v and
+                         r["side"] == "client" and r["test"] == "send" and r["bytes"] == 64),
+                        None)
+        report += report_more.ucx_lines(ucx, post("rawverbs"), post("direct"))
+    rc = report_more.load_rscg(a.out)
+    report += report_more.rscg_lines(rc)
     if lat or bw or rs or ins:
         report += comparison_table(lat, bw, rs, tools, ins)
         report.append("")
+    report += report_more.targets_lines(rs, tools, ins, su, bw)
     with open(os.path.join(summary, "results.json"), "w") as f:
         json.dump({
             "bandwidth": [dict(source=v, test=t, bytes=s, **r)
@@ -789,14 +812,28 @@ def main():
             "tools": [dict(source=n, bytes=s, **r) for n, by in sorted(tools.items())
                       for s, r in sorted(by.items())],
             "instructions": ins,
+            "setup": report_more.setup_rows(su),
+            "ucx": ucx,
+            "rstream_vs_rsockets": {
+                "instructions": [dict(source=k[0], bytes=k[1], **r)
+                                 for k, r in sorted(rc["instr"].items())],
+                "packets_per_transfer": [dict(source=k[0], bytes=k[1], **r)
+                                         for k, r in sorted(rc["wire"].items())]},
         }, f, indent=1)
+    report_more.write_csvs(summary, su, ucx, rc)
     pngs = [] if a.no_plots else plots(summary, lat, tools, ins, bw, rs)
+    gp = shutil.which("gnuplot")
+    if gp and not a.no_plots:
+        term = ("set terminal pngcairo size 1000,650 noenhanced" if has_cairo(gp)
+                else "set terminal png size 1000,650 noenhanced")
+        pngs += report_more.plots(summary, su, gp, term)
     text = "\n".join(report) + "\n"
     with open(os.path.join(summary, "report.txt"), "w") as f:
         f.write(text)
     sys.stdout.write(text)
     written = [n for n in ("report.txt", "latency.csv", "bandwidth.csv", "rstream.csv",
-                           "instructions.csv", "results.json")
+                           "instructions.csv", "setup.csv", "rstream-rsockets.csv",
+                           "results.json")
                if os.path.exists(os.path.join(summary, n))] + [os.path.basename(p) for p in pngs]
     print("written to %s: %s" % (summary, ", ".join(written)))
     return 0

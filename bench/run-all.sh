@@ -3,11 +3,12 @@
 # machine to the comparison table.
 #
 #   bench/run-all.sh [--full] [--out DIR]
-#                    [--parts latency,bw,rstream,tools,callgrind]
+#                    [--parts latency,bw,rstream,tools,callgrind,setup,ucx,rscg]
 #                    [--no-install] [--jobs N]
 #
-# 1. installs what is missing (scripts/install-deps.sh: perftest, valgrind,
-#    gnuplot-nox, libfabric-bin/-dev, rdmacm-utils, ...);
+# 1. installs what is missing (scripts/install-deps.sh, then what only the
+#    benchmarks use: perftest, valgrind, gnuplot-nox, libfabric-bin/-dev,
+#    rdmacm-utils, ucx-utils for ucx_perftest);
 # 2. builds its own trees: build/bench-direct (FABRIC_DIRECT=verbs, also
 #    holds fd_pingpong_upstream and rawverbs_pingpong) and build/bench-off;
 # 3. runs everything in ONE Soft-RoCE session (tests/rxe/run: real devices,
@@ -15,15 +16,18 @@
 #    the direct, OFF and upstream builds, rawverbs_pingpong, fd_rstream
 #    (direct, OFF) next to rsockets' rstream, perftest's ib_send_lat,
 #    ib_write_lat, ib_send_bw, ib_write_bw, Debian's fi_pingpong, then
-#    each variant once under callgrind;
+#    each variant once under callgrind; time to first message and memory
+#    per endpoint (fd_setup: direct, OFF, upstream); ucx_perftest over
+#    rc_verbs; rstream vs rsockets per transfer (instructions, packets);
 # 4. prints the comparison table (ratios against raw verbs) and writes CSV,
 #    JSON and PNG plots to the output directory (default
 #    build/bench-results).
 #
-# Default run: nine sizes 1 B..64 KiB (every fourth power of two) x 300
-# iterations for latency, five sizes x 300 messages for bandwidth and
-# rstream; about 12 minutes (build included) on a 2-core machine through
-# the TCG VM. --full: 1 B..4 MiB, 5000 iterations (hours under TCG).
+# Default run: six sizes 1 B..64 KiB x 300 iterations for latency, five
+# sizes x 300 messages for bandwidth and rstream, 1/16/256 endpoints;
+# about 25 minutes (build included; estimated from the parts' times) on a
+# quiet 2-core machine through the TCG VM. --full: 1 B..4 MiB, 5000
+# iterations (hours under TCG).
 # BENCH_* variables in the environment override sizes and counts (see
 # vm-session.sh); the VM inherits the environment.
 set -euo pipefail
@@ -32,7 +36,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO=$(cd "$HERE/.." && pwd -P)
 OUT=$REPO/build/bench-results
 FULL=()
-PARTS=latency,bw,rstream,tools,callgrind
+PARTS=latency,bw,rstream,tools,callgrind,setup,ucx,rscg
 INSTALL=1
 JOBS=2
 
@@ -62,7 +66,7 @@ if [ "$INSTALL" = 1 ]; then
 	# Not in the project's list (yet): what only the benchmarks use.
 	missing=()
 	for p in perftest valgrind gnuplot-nox libfabric-bin libfabric-dev rdmacm-utils \
-		ibverbs-providers python3 cmake; do
+		ibverbs-providers python3 cmake ucx-utils; do
 		dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q 'install ok installed' ||
 			missing+=("$p")
 	done
@@ -84,8 +88,8 @@ for v in direct off; do
 	cmake -S "$REPO" -B "$dir" -DFABRIC_DIRECT=$mode -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DFABRIC_DIRECT_TESTS=OFF -DFABRIC_DIRECT_BENCH=ON -DFABRIC_DIRECT_RSTREAM=ON > "$dir.cmake.log" 2>&1 ||
 		{ cat "$dir.cmake.log"; exit 1; }
-	targets=(fd_pingpong fd_rstream)
-	[ "$v" = direct ] && targets+=(rawverbs_pingpong fd_pingpong_upstream)
+	targets=(fd_pingpong fd_rstream fd_setup)
+	[ "$v" = direct ] && targets+=(rawverbs_pingpong fd_pingpong_upstream fd_setup_upstream)
 	cmake --build "$dir" -j "$JOBS" --target "${targets[@]}" > "$dir.build.log" 2>&1 ||
 		{ tail -40 "$dir.build.log"; exit 1; }
 done

@@ -5,7 +5,7 @@ Inputs: gen/api.spec (which provider function implements which call) and the
 public headers in include/rdma (the calls' signatures and default bodies).
 Outputs (committed; never edit them by hand):
   include/fabric_direct/rdma/fi_direct*.h
-  prov_verbs/fdv_ops_gen.c
+  prov_verbs/fdv_ops_gen.c, prov_verbs/fdv_ops.h
   prov_verbs/fdv_ops_locked_gen.c            the OFF build's locked ops tables
   src/fd_enosys.c, src/include/fd_enosys.h   the shared -FI_ENOSYS stubs
 
@@ -24,6 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC = "gen/api.spec"
 DIRECT_DIR = "include/fabric_direct/rdma"
 OPS_C = "prov_verbs/fdv_ops_gen.c"
+OPS_H = "prov_verbs/fdv_ops.h"
 OPS_LOCKED_C = "prov_verbs/fdv_ops_locked_gen.c"
 ENOSYS_C = "src/fd_enosys.c"
 ENOSYS_H = "src/include/fd_enosys.h"
@@ -76,14 +77,17 @@ class Header:
         return "fi_direct.h" if self.name == "-" else "fi_direct_%s.h" % self.name
 
 
-class EpType:
-    def __init__(self, name, macro, kind):
-        self.name, self.macro, self.kind = name, macro, kind
+class Layers:
+    """`@layers MACRO LAYER-KIND`: endpoints of layers built over verbs
+    exist when MACRO is non-zero; LAYER-KIND is their fdv_ep_kind() value
+    (every layer's: they all go through their own ops tables)."""
+    def __init__(self, macro=None, layer_kind=None):
+        self.macro, self.layer_kind = macro, layer_kind
 
 
 def parse_spec(text):
     headers = []
-    eptypes = [EpType("msg", None, "FDV_EP_KIND_MSG")]
+    layers = Layers()
     unsupported = {}   # ops struct -> fields with no wrapper, answered -FI_ENOSYS
     cur = None
     for n, raw in enumerate(text.splitlines(), 1):
@@ -101,10 +105,10 @@ def parse_spec(text):
                 raise GenError("%s:%d: @unlocked OPS-STRUCT FIELD..." % (SPEC, n))
             UNLOCKED.setdefault(words[1], set()).update(words[2:])
             continue
-        if words[0] == "@eptype":
-            if len(words) != 4:
-                raise GenError("%s:%d: @eptype NAME CONFIG-MACRO KIND" % (SPEC, n))
-            eptypes.append(EpType(*words[1:]))
+        if words[0] == "@layers":
+            if len(words) != 3 or layers.macro:
+                raise GenError("%s:%d: one @layers CONFIG-MACRO LAYER-KIND" % (SPEC, n))
+            layers = Layers(words[1], words[2])
             continue
         if words[0] == "@header":
             if len(words) < 4:
@@ -124,13 +128,18 @@ def parse_spec(text):
         if call in cur.calls:
             raise GenError("%s:%d: %s listed twice" % (SPEC, n, call))
         cur.calls[call] = impls
-    known = {t.name for t in eptypes}
     for h in headers:
+        for inc in h.includes:
+            if ":" in inc:
+                raise GenError("%s: include %s: layers' headers are not included "
+                               "(their calls go through the ops table)" % (SPEC, inc))
         for call, impls in h.calls.items():
             for t in impls:
-                if t is not None and t not in known:
-                    raise GenError("%s: %s: unknown endpoint type %s" % (SPEC, call, t))
-    return headers, eptypes, unsupported
+                if t is not None and t != "msg":
+                    raise GenError("%s: %s: endpoint type %s: only msg is implemented "
+                                   "inline; layers install their own ops tables"
+                                   % (SPEC, call, t))
+    return headers, layers, unsupported
 
 
 # --------------------------------------------------------------------------
@@ -275,10 +284,10 @@ def call_impl(func, impl):
     return "return %s(%s);" % (impl, ", ".join(func.param_names()))
 
 
-def impl_body(func, impls, eptypes):
-    """Body of a direct wrapper. Endpoint calls dispatch on the endpoint's
-    kind for every extra endpoint type compiled in; a type without an
-    implementation of the call answers -FI_ENOSYS."""
+def impl_body(func, impls, layers):
+    """Body of a direct wrapper. When a layer's endpoints are compiled in,
+    an endpoint call tests the kind once: a layer's endpoint takes the
+    default body (its own ops table), a MSG endpoint the inline code."""
     if not is_ep_call(func):
         if list(impls) != [None]:
             raise GenError("%s: endpoint types given for a call that takes no endpoint" % func.name)
@@ -290,32 +299,23 @@ def impl_body(func, impls, eptypes):
         raise GenError("%s: no msg implementation" % func.name)
     lines = ["\t(void)%s;" % n for n in func.param_names()] if impls["msg"] == "enosys" else []
     ep = func.param_names()[0]
-    for t in eptypes[1:]:
-        lines.append("#if %s" % t.macro)
-        lines.append("\tif (fdv_ep_kind(%s) == %s)" % (ep, t.kind))
-        lines.append("\t\t" + call_impl(func, impls.get(t.name, "enosys")))
+    if layers.macro:
+        lines.append("#if %s" % layers.macro)
+        lines.append("\tif (fdv_unlikely(fdv_ep_kind(%s) == %s))" % (ep, layers.layer_kind))
+        lines.append("\t\t" + " ".join(func.body.split()))
         lines.append("#endif")
     lines.append("\t" + call_impl(func, impls["msg"]))
     return "\n".join(lines)
 
 
-def include_lines(includes, eptypes):
-    """#include lines; TYPE:header includes only when TYPE is compiled in."""
-    macros = {t.name: t.macro for t in eptypes}
-    out = []
-    for inc in includes:
-        t, _, hdr = inc.rpartition(":")
-        if t:
-            if t not in macros or macros[t] is None:
-                raise GenError("include %s: unknown endpoint type %s" % (inc, t))
-            out += ["#include <fdv/fdv_config.h>", "#if %s" % macros[t],
-                    "#include <%s>" % hdr, "#endif"]
-        else:
-            out.append("#include <%s>" % hdr)
+def include_lines(includes, layers, ep_calls):
+    out = ["#include <%s>" % hdr for hdr in includes]
+    if layers.macro and ep_calls:
+        out.append("#include <fdv/fdv_config.h>")
     return out
 
 
-def direct_header(h, public_text, eptypes):
+def direct_header(h, public_text, layers):
     pub_guard = include_guard(public_text, h.public)
     out = [banner("/*", "*/"), ""]
     own = "FD_DIRECT_%s_H" % (h.name.upper() if h.name != "-" else "FABRIC")
@@ -349,7 +349,7 @@ def direct_header(h, public_text, eptypes):
             pieces.append("FDV_INLINE" + clean[f.start:f.body_start][len("static inline"):]
                           if clean.startswith("static inline", f.start)
                           else clean[f.start:f.body_start])
-            pieces.append("{\n%s\n}" % impl_body(f, h.calls[f.name], eptypes))
+            pieces.append("{\n%s\n}" % impl_body(f, h.calls[f.name], layers))
             pos = f.end
     pieces.append(clean[pos:])
     body = "".join(pieces)
@@ -366,7 +366,8 @@ def direct_header(h, public_text, eptypes):
     out.append("")
     out.append("#define %s" % h.guard)
     out.append("")
-    out.extend(include_lines(h.includes, eptypes))
+    out.extend(include_lines(h.includes, layers,
+                             any(is_ep_call(funcs[c]) for c in h.calls)))
     out.append("")
     out.append("#ifdef __cplusplus")
     out.append('extern "C" {')
@@ -450,7 +451,12 @@ def enosys_files(all_text):
     return "\n".join(h) + "\n", "\n".join(c) + "\n"
 
 
-def ops_c(headers, public_texts, eptypes, unsupported):
+def ops_c(headers, public_texts, layers, unsupported, locked_tables):
+    """The MSG endpoints' and the CQ's ops tables, and fdv_no_ops_*: a table
+    per endpoint ops struct answering -FI_ENOSYS everywhere, for a layer to
+    start its own tables from. Every -FI_ENOSYS field points at the core's
+    shared stub (fd_no_<table>_<field>, fd_enosys.h). fdv_ops.h declares
+    them all, and the locked tables of fdv_ops_locked_gen.c."""
     all_text = "\n".join(public_texts.values())
     tables = {}    # (ep_type, struct) -> {field: impl}
     includes = []
@@ -469,48 +475,71 @@ def ops_c(headers, public_texts, eptypes, unsupported):
             if struct is None:
                 raise GenError("%s: no ops table known for %s->%s" % (call, obj, member))
             if is_ep_call(f):
-                impls = dict(impls)
-                for t in eptypes[1:]:
-                    impls.setdefault(t.name, "enosys")
+                tables.setdefault(("no", struct), {})[field] = enosys_name(struct, field)
             for ep_type, impl in impls.items():
                 if impl == "enosys":
                     impl = enosys_name(struct, field)
                 tables.setdefault((ep_type, struct), {})[field] = impl
-    out = [banner("/*", "*/"), ""]
-    out.append("/* The ops tables an object hands out in the OFF build (and to programs")
-    out.append(" * compiled without FABRIC_DIRECT): the same provider functions the")
-    out.append(" * direct wrappers call, here compiled out of line. */")
-    out.append("")
+    for struct, fields in unsupported.items():
+        for fl in fields:
+            for (ep_type, st), impls in tables.items():
+                if st != struct:
+                    continue
+                if fl in impls and ep_type != "no":
+                    raise GenError("%s.%s: both implemented and @unsupported" % (struct, fl))
+                impls[fl] = enosys_name(struct, fl)
+
+    c = [banner("/*", "*/"), ""]
+    c.append("/* The ops tables an object hands out in the OFF build (and to programs")
+    c.append(" * compiled without FABRIC_DIRECT): the same provider functions the")
+    c.append(" * direct wrappers call, here compiled out of line. */")
+    c.append("")
     for pub in ("fi_endpoint.h", "fi_rma.h", "fi_atomic.h", "fi_tagged.h", "fi_eq.h",
                 "fi_collective.h"):
-        out.append("#include <rdma/%s>" % pub)
-    out.extend(include_lines(includes, eptypes))
-    out.append('#include "fd_enosys.h"')
-    out.append('#include "fdv_ops.h"')
-    out.append("")
-    for (ep_type, struct), fields in sorted(tables.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
+        c.append("#include <rdma/%s>" % pub)
+    c.extend("#include <%s>" % inc for inc in includes)
+    c.append('#include "fdv_ops.h"')
+    c.append("")
+
+    h = [banner("/*", "*/"), ""]
+    h.append("/* The ops tables of fdv_ops_gen.c (fdv_no_ops_*: -FI_ENOSYS for every")
+    h.append(" * call, for a layer's tables to start from) and of fdv_ops_locked_gen.c;")
+    h.append(" * the -FI_ENOSYS stubs themselves are the core's (fd_enosys.h). */")
+    h.append("#ifndef FDV_OPS_H")
+    h.append("#define FDV_OPS_H")
+    h.append("")
+    for pub in ("fi_endpoint.h", "fi_rma.h", "fi_atomic.h", "fi_tagged.h", "fi_eq.h",
+                "fi_collective.h"):
+        h.append("#include <rdma/%s>" % pub)
+    h.append("#include <fdv/fdv_config.h>")
+    h.append('#include "fd_enosys.h"')
+    h.append("")
+    order = {"msg": 0, None: 1, "no": 2}
+    for (ep_type, struct), fields in sorted(tables.items(),
+                                            key=lambda kv: (order[kv[0][0]], kv[0][1])):
         want = ops_fields(all_text, struct)
-        for fl in unsupported.get(struct, []):
-            if fl in fields:
-                raise GenError("%s.%s: both implemented and @unsupported" % (struct, fl))
-            fields[fl] = enosys_name(struct, fl)
         missing = [fl for fl in want if fl not in fields]
         if missing:
             raise GenError("%s: no implementation for %s in gen/api.spec"
                            % (struct, ", ".join(missing)))
         name = "fdv_%s_ops_%s" % (ep_type, struct[7:]) if ep_type else "fdv_ops_%s" % struct[7:]
-        macro = next((t.macro for t in eptypes if t.name == ep_type), None)
-        if macro:
-            out.append("#if %s" % macro)
-        out.append("struct %s %s = {" % (struct, name))
-        out.append("\t.size = sizeof(struct %s)," % struct)
+        h.append("extern struct %s %s;" % (struct, name))
+        c.append("struct %s %s = {" % (struct, name))
+        c.append("\t.size = sizeof(struct %s)," % struct)
         for fl in want:
-            out.append("\t.%s = %s," % (fl, fields[fl]))
-        out.append("};")
-        if macro:
-            out.append("#endif")
-        out.append("")
-    return "\n".join(out).rstrip("\n") + "\n"
+            c.append("\t.%s = %s," % (fl, fields[fl]))
+        c.append("};")
+        c.append("")
+    h.append("")
+    h.append("#if FDV_OPS_LOCKED")
+    h.append("/* The same calls inside the endpoint's or CQ's lock, for objects opened")
+    h.append(" * at FI_THREAD_ENDPOINT, FID or SAFE. */")
+    for struct, name in locked_tables:
+        h.append("extern struct %s %s;" % (struct, name))
+    h.append("#endif")
+    h.append("")
+    h.append("#endif /* FDV_OPS_H */")
+    return "\n".join(c).rstrip("\n") + "\n", "\n".join(h) + "\n"
 
 
 # --------------------------------------------------------------------------
@@ -569,6 +598,7 @@ def locked_ops_c(headers, public_texts):
     out.append('#include "fdv_mt.h"')
     out.append('#include "fdv_ops.h"')
     table_lines = []
+    locked_tables = []
     for struct in sorted(tables):
         fields = tables[struct]
         if all(lock is None for _, _, lock in fields.values()):
@@ -595,6 +625,7 @@ def locked_ops_c(headers, public_texts):
             out.append("}")
         short = struct[len("fi_ops_"):]
         name = "fdv_ops_locked_cq" if struct == "fi_ops_cq" else "fdv_msg_ops_locked_%s" % short
+        locked_tables.append((struct, name))
         table_lines.append("")
         table_lines.append("struct %s %s = {" % (struct, name))
         table_lines.append("\t.size = sizeof(struct %s)," % struct)
@@ -605,20 +636,21 @@ def locked_ops_c(headers, public_texts):
     out.extend(table_lines)
     out.append("")
     out.append("#endif /* FDV_OPS_LOCKED */")
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n", locked_tables
 
 
 def generate():
-    headers, eptypes, unsupported = parse_spec(read(SPEC))
+    headers, layers, unsupported = parse_spec(read(SPEC))
     public_texts = {}
     for h in headers:
         if h.public not in public_texts:
             public_texts[h.public] = read("include/rdma/%s" % h.public)
     outputs = {}
     for h in headers:
-        outputs["%s/%s" % (DIRECT_DIR, h.filename)] = direct_header(h, public_texts[h.public], eptypes)
-    outputs[OPS_C] = ops_c(headers, public_texts, eptypes, unsupported)
-    outputs[OPS_LOCKED_C] = locked_ops_c(headers, public_texts)
+        outputs["%s/%s" % (DIRECT_DIR, h.filename)] = direct_header(h, public_texts[h.public], layers)
+    outputs[OPS_LOCKED_C], locked_tables = locked_ops_c(headers, public_texts)
+    outputs[OPS_C], outputs[OPS_H] = ops_c(headers, public_texts, layers, unsupported,
+                                           locked_tables)
     all_public = "\n".join(read("include/rdma/%s" % p) for p in ENOSYS_HEADERS)
     outputs[ENOSYS_H], outputs[ENOSYS_C] = enosys_files(all_public)
     return outputs

@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "fdv_internal.h"
-#if FDV_EP_RSTREAM
+#include "fdv_getinfo.h"
+#if FD_HAVE_RSTREAM
 #include "fdr.h"
 #endif
 
@@ -62,12 +63,94 @@ static int fdv_cm_getname(fid_t fid, void *addr, size_t *addrlen)
 	return fdv_copy_addr(rdma_get_local_addr(id), addr, addrlen);
 }
 
+/* A source address a program may bind: a complete IPv4 or IPv6 socket
+ * address of the length given. */
+static int fdv_check_setname_addr(const void *addr, size_t addrlen)
+{
+	const struct sockaddr *sa = addr;
+
+	if (!addr || addrlen < sizeof(sa_family_t))
+		return -FI_EINVAL;
+	if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)
+		return -FI_EINVAL;
+	if (addrlen != fd_sockaddr_len(sa))
+		return -FI_EINVAL;
+	return 0;
+}
+
+/* A passive endpoint binds before fi_listen; its id is still unbound
+ * unless fi_passive_ep had a source address or setname ran before, and a
+ * bound rdma_cm id cannot move, so a fresh id replaces it. */
+static int fdv_pep_setname(struct fdv_pep *pep, void *addr)
+{
+	struct rdma_cm_id *id;
+	int err;
+
+	if (pep->listening)
+		return -FI_EOPBADSTATE;
+	if (rdma_create_id(pep->eq ? pep->eq->channel : NULL, &id,
+			   &pep->pep_fid.fid, RDMA_PS_TCP))
+		return -fdv_errno_to_fi(errno);
+	if (rdma_bind_addr(id, addr)) {
+		err = errno;
+		FD_DBG(FD_LOG_EP_CTRL, "fi_setname: rdma_bind_addr: %s", strerror(err));
+		rdma_destroy_id(id);
+		return -fdv_errno_to_fi(err);
+	}
+	rdma_destroy_id(pep->id);
+	pep->id = id;
+	return 0;
+}
+
+/* An active endpoint takes a source address until fi_enable creates its
+ * QP on the id's device. The id fi_endpoint resolved toward the peer is
+ * replaced by one resolved from the new address (rdma_resolve_addr binds
+ * it), or merely bound when there is no peer yet. */
+static int fdv_ep_setname(struct fdv_msg_ep *ep, void *addr)
+{
+	const struct fi_info *info = ep->info;
+	struct rdma_cm_id *id;
+	int err = 0;
+
+	if (ep->passive || ep->state != FDV_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	/* Synchronous resolution (no channel), then the EQ's channel. */
+	if (rdma_create_id(NULL, &id, &ep->ep.ep_fid.fid, RDMA_PS_TCP))
+		return -fdv_errno_to_fi(errno);
+	if (info->dest_addr) {
+		if (rdma_resolve_addr(id, addr, (struct sockaddr *)info->dest_addr,
+				      FDV_RESOLVE_TIMEOUT_MS) ||
+		    rdma_resolve_route(id, FDV_RESOLVE_TIMEOUT_MS))
+			err = errno;
+	} else if (rdma_bind_addr(id, addr)) {
+		err = errno;
+	}
+	if (!err && ep->eq && rdma_migrate_id(id, ep->eq->channel))
+		err = errno;
+	if (err) {
+		FD_DBG(FD_LOG_EP_CTRL, "fi_setname: %s", strerror(err));
+		rdma_destroy_id(id);
+		return -fdv_errno_to_fi(err);
+	}
+	rdma_destroy_id(ep->id);
+	ep->id = id;
+	return 0;
+}
+
 static int fdv_cm_setname(fid_t fid, void *addr, size_t addrlen)
 {
-	(void)fid;
-	(void)addr;
-	(void)addrlen;
-	return -FI_ENOSYS;
+	int ret;
+
+	if (!fid)
+		return -FI_EINVAL;
+	ret = fdv_check_setname_addr(addr, addrlen);
+	if (ret)
+		return ret;
+	if (fid->fclass == FI_CLASS_PEP)
+		return fdv_pep_setname(FDV_OBJ(struct fdv_pep, pep_fid.fid, fid), addr);
+	if (fid->fclass == FI_CLASS_EP)
+		return fdv_ep_setname(FDV_OBJ(struct fdv_msg_ep, ep.ep_fid.fid, fid), addr);
+	return -FI_EINVAL;
 }
 
 /* ---- active endpoint CM calls ---- */
@@ -370,11 +453,29 @@ static int fdv_pep_close(struct fid *fid)
 	return 0;
 }
 
+/* FI_BACKLOG: how many connection requests the kernel queues for the
+ * listener before the EQ reads them; past it rdma_cm refuses new ones.
+ * rdma_cm takes the value only with rdma_listen (a listening id cannot
+ * listen again), so it is set before fi_listen. */
+static int fdv_pep_control(struct fid *fid, int command, void *arg)
+{
+	struct fdv_pep *pep = FDV_OBJ(struct fdv_pep, pep_fid.fid, fid);
+
+	if (command != FI_BACKLOG)
+		return -FI_ENOSYS;
+	if (!arg || *(int *)arg <= 0)
+		return -FI_EINVAL;
+	if (pep->listening)
+		return -FI_EOPBADSTATE;
+	pep->backlog = *(int *)arg;
+	return 0;
+}
+
 static struct fi_ops fdv_pep_fid_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdv_pep_close,
 	.bind = fdv_pep_bind,
-	.control = fd_no_fid_control,
+	.control = fdv_pep_control,
 	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
@@ -388,7 +489,7 @@ int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 
 	if (!fabric || !info || !pep_out)
 		return -FI_EINVAL;
-#if FDV_EP_RSTREAM
+#if FD_HAVE_RSTREAM
 	if (info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)
 		return fdr_pep_open(fabric, info, pep_out, context);
 #endif

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -11,6 +12,8 @@
 
 #include "fdv_internal.h"
 
+/* CQ depth when fi_cq_attr.size is 0; FI_VERBS_CQ_SIZE (a size_t, read
+ * only here) overrides it. Upstream verbs has no variable for it. */
 #define FDV_CQ_DEFAULT_SIZE 1024
 
 static struct fdv_cq_full *fdv_cq_full_of(struct fdv_cq *cq)
@@ -160,9 +163,19 @@ ssize_t fdv_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 	buf->prov_errno = (int)wc->status;
 	/* verbs does not say how long a truncated message was */
 	buf->olen = 0;
-	buf->err_data = user_err_data;
-	buf->err_data_size = 0;
-	(void)user_err_size;
+	/* The device's own code for the failure travels as err_data, 32 bits
+	 * in host order, as upstream's verbs provider passes it: into the
+	 * caller's buffer when it brought one that holds it (fi_cq_strerror
+	 * reads all 32 bits back), else into the CQ's. */
+	if (user_err_data && user_err_size >= sizeof(wc->vendor_err)) {
+		memcpy(user_err_data, &wc->vendor_err, sizeof(wc->vendor_err));
+		buf->err_data = user_err_data;
+		buf->err_data_size = sizeof(wc->vendor_err);
+	} else {
+		full->err_vendor = wc->vendor_err;
+		buf->err_data = &full->err_vendor;
+		buf->err_data_size = sizeof(full->err_vendor);
+	}
 	if (!(flags & FI_PEEK)) {
 		full->backlog_head++;
 		cq->backlog--;
@@ -175,12 +188,17 @@ const char *fdv_cq_strerror(struct fid_cq *cq, int prov_errno,
 			    const void *err_data, char *buf, size_t len)
 {
 	const char *s = ibv_wc_status_str((enum ibv_wc_status)prov_errno);
+	uint32_t vendor_err;
 
 	(void)cq;
-	(void)err_data;
 	if (buf && len) {
-		strncpy(buf, s, len - 1);
-		buf[len - 1] = '\0';
+		/* err_data as fi_cq_readerr filled it: the vendor_err */
+		if (err_data) {
+			memcpy(&vendor_err, err_data, sizeof(vendor_err));
+			snprintf(buf, len, "%s (vendor_err 0x%x)", s, vendor_err);
+		} else {
+			snprintf(buf, len, "%s", s);
+		}
 		return buf;
 	}
 	return s;
@@ -253,28 +271,69 @@ static int fdv_elapsed_ms(const struct timespec *start)
 		     (now.tv_nsec - start->tv_nsec) / 1000000);
 }
 
+static size_t fdv_cq_entry_size(uint32_t format)
+{
+	switch (format) {
+	case FI_CQ_FORMAT_CONTEXT: return sizeof(struct fi_cq_entry);
+	case FI_CQ_FORMAT_MSG: return sizeof(struct fi_cq_msg_entry);
+	case FI_CQ_FORMAT_DATA: return sizeof(struct fi_cq_data_entry);
+	default: return sizeof(struct fi_cq_tagged_entry);
+	}
+}
+
+/* How many completions a blocking read waits for: one, or with
+ * FI_CQ_COND_THRESHOLD the caller's threshold (at most count). */
+static size_t fdv_cq_sread_want(const struct fdv_cq_full *full, size_t count,
+				const void *cond)
+{
+	size_t threshold;
+
+	if (full->wait_cond != FI_CQ_COND_THRESHOLD || !cond)
+		return 1;
+	threshold = *(const size_t *)cond;
+	if (!threshold)
+		return 1;
+	return threshold < count ? threshold : count;
+}
+
+/* Blocks until a completion (or the threshold's worth) has been read,
+ * fi_cq_signal is called, or timeout ms pass. Entries read while waiting
+ * for a threshold stay in buf: a timeout or a signal then returns them
+ * (fewer than asked) rather than lose them, and an error behind them is
+ * reported by the next call. */
 ssize_t fdv_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			 fi_addr_t *src_addr, const void *cond, int timeout)
 {
 	struct fdv_cq_full *full;
 	struct pollfd pfd[2];
 	struct timespec start;
+	size_t want, done = 0, esize;
 	ssize_t ret;
 	int wait_ms, rc;
 
-	(void)cond;	/* FI_CQ_COND_NONE only: any completion wakes us */
 	if (!cq_fid)
 		return -FI_EINVAL;
 	full = fdv_cq_full_of(fdv_cq_of(cq_fid));
 	if (!full->channel)
 		return -FI_ENOSYS;	/* opened with FI_WAIT_NONE */
+	if (!count)
+		return cq_fid->ops->readfrom(cq_fid, buf, count, src_addr);
+	want = fdv_cq_sread_want(full, count, cond);
+	esize = fdv_cq_entry_size(full->cq.format);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		/* Through the CQ's own table: a locked CQ's read takes its
 		 * lock, and this wait must not hold it while it sleeps. */
-		ret = cq_fid->ops->readfrom(cq_fid, buf, count, src_addr);
+		ret = cq_fid->ops->readfrom(cq_fid, buf ? (char *)buf + done * esize : NULL,
+					    count - done, src_addr ? src_addr + done : NULL);
+		if (ret > 0) {
+			done += (size_t)ret;
+			if (done >= want)
+				return (ssize_t)done;
+			continue;	/* more may be polled already */
+		}
 		if (ret != -FI_EAGAIN)
-			return ret;
+			return done ? (ssize_t)done : ret;
 		if (full->mt_locked)
 			pthread_mutex_lock(&full->mt_lock);
 		rc = fdv_cq_trywait(full);
@@ -283,12 +342,12 @@ ssize_t fdv_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		if (rc == -FI_EAGAIN)
 			continue;
 		if (rc)
-			return rc;
+			return done ? (ssize_t)done : rc;
 		wait_ms = -1;
 		if (timeout >= 0) {
 			wait_ms = timeout - fdv_elapsed_ms(&start);
 			if (wait_ms <= 0)
-				return -FI_EAGAIN;
+				return done ? (ssize_t)done : -FI_EAGAIN;
 		}
 		pfd[0].fd = full->channel->fd;
 		pfd[0].events = POLLIN;
@@ -296,13 +355,14 @@ ssize_t fdv_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		pfd[1].events = POLLIN;
 		rc = poll(pfd, 2, wait_ms);
 		if (rc < 0 && errno != EINTR)
-			return -fdv_errno_to_fi(errno);
+			return done ? (ssize_t)done : -fdv_errno_to_fi(errno);
 		if (rc > 0 && (pfd[1].revents & POLLIN)) {
 			uint64_t v;
 
 			if (read(full->signal_fd, &v, sizeof(v)) < 0)
 				FD_DBG(FD_LOG_CQ, "signal fd: %s", strerror(errno));
-			return -FI_EAGAIN;	/* fi_cq_signal: wake up empty-handed */
+			/* fi_cq_signal: wake up with what there is */
+			return done ? (ssize_t)done : -FI_EAGAIN;
 		}
 	}
 }
@@ -389,7 +449,8 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	    format != FI_CQ_FORMAT_DATA && format != FI_CQ_FORMAT_TAGGED)
 		return -FI_ENOSYS;
 	if (attr) {
-		if (attr->wait_cond != FI_CQ_COND_NONE)
+		if (attr->wait_cond != FI_CQ_COND_NONE &&
+		    attr->wait_cond != FI_CQ_COND_THRESHOLD)
 			return -FI_ENOSYS;
 		if (attr->flags & ~(uint64_t)FI_AFFINITY)
 			return -FI_EBADFLAGS;
@@ -417,6 +478,7 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	full->signal_fd = -1;
 	full->domain = dom;
 	full->wait_obj = wait;
+	full->wait_cond = attr ? attr->wait_cond : FI_CQ_COND_NONE;
 	if (wait == FI_WAIT_FD) {
 		full->channel = ibv_create_comp_channel(dom->verbs);
 		if (!full->channel) {

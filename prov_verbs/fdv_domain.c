@@ -7,7 +7,7 @@
 
 #include "fdv_internal.h"
 #include "fdv_getinfo.h"
-#if FDV_EP_RSTREAM
+#if FD_HAVE_RSTREAM
 #include "fdr.h"
 #endif
 
@@ -21,12 +21,43 @@ static int fdv_domain_close(struct fid *fid)
 			atomic_load(&dom->refs));
 		return -FI_EBUSY;
 	}
+	if (dom->scratch_mr && ibv_dereg_mr(dom->scratch_mr))
+		FD_WARN(FD_LOG_DOMAIN, "ibv_dereg_mr: %s", strerror(errno));
+	free(dom->scratch);
+	pthread_mutex_destroy(&dom->scratch_lock);
 	if (ibv_dealloc_pd(dom->pd))
 		FD_WARN(FD_LOG_DOMAIN, "ibv_dealloc_pd: %s", strerror(errno));
 	atomic_fetch_sub(&dom->fabric->refs, 1);
 	fi_freeinfo(dom->info);
 	free(dom);
 	return 0;
+}
+
+int fdv_domain_scratch(struct fdv_domain *dom, uint64_t **addr, uint32_t *lkey)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&dom->scratch_lock);
+	if (!dom->scratch_mr) {
+		if (posix_memalign((void **)&dom->scratch, 64, 64)) {
+			dom->scratch = NULL;
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		dom->scratch_mr = ibv_reg_mr(dom->pd, dom->scratch, 64,
+					     IBV_ACCESS_LOCAL_WRITE);
+		if (!dom->scratch_mr) {
+			ret = -fdv_errno_to_fi(errno);
+			free(dom->scratch);
+			dom->scratch = NULL;
+			goto out;
+		}
+	}
+	*addr = dom->scratch;
+	*lkey = dom->scratch_mr->lkey;
+out:
+	pthread_mutex_unlock(&dom->scratch_lock);
+	return ret;
 }
 
 static struct fi_ops fdv_domain_fid_ops = {
@@ -38,13 +69,6 @@ static struct fi_ops fdv_domain_fid_ops = {
 	.tostr = NULL,
 	.ops_set = NULL,
 };
-
-static int fdv_domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
-			      struct fid_ep **rx_ep, void *context)
-{
-	(void)domain; (void)attr; (void)rx_ep; (void)context;
-	return -FI_ENOSYS;
-}
 
 static int fdv_domain_query_atomic(struct fid_domain *domain,
 				   enum fi_datatype datatype, enum fi_op op,
@@ -83,7 +107,7 @@ static struct fi_ops_domain fdv_domain_ops = {
 	.cntr_open = fd_no_domain_cntr_open,	/* counters are not built */
 	.poll_open = fd_no_domain_poll_open,
 	.stx_ctx = fd_no_domain_stx_ctx,
-	.srx_ctx = fdv_domain_srx_ctx,
+	.srx_ctx = fdv_srx_open,
 	.query_atomic = fdv_domain_query_atomic,
 	.query_collective = fd_no_domain_query_collective,
 	.endpoint2 = fdv_domain_endpoint2,
@@ -164,6 +188,9 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 
 	if (!fabric || !info || !domain)
 		return -FI_EINVAL;
+	ret = fdv_abi_check();
+	if (ret)
+		return ret;
 	fab = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
 	name = info->domain_attr ? info->domain_attr->name : NULL;
 	threading = info->domain_attr ? info->domain_attr->threading : FI_THREAD_UNSPEC;
@@ -201,6 +228,7 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		ret = -FI_ENOMEM;
 		goto err;
 	}
+	pthread_mutex_init(&dom->scratch_lock, NULL);
 	dom->fabric = fab;
 	dom->version = fab->version;
 	dom->threading = threading;
@@ -209,7 +237,7 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->domain_fid.fid.ops = &fdv_domain_fid_ops;
 	dom->domain_fid.ops = &fdv_domain_ops;
 	dom->domain_fid.mr = &fdv_mr_ops;
-#if FDV_EP_RSTREAM
+#if FD_HAVE_RSTREAM
 	if (info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)
 		fdr_domain_init(dom);
 #endif

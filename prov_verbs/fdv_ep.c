@@ -5,13 +5,10 @@
 #include <string.h>
 
 #include "fdv_internal.h"
-#if FDV_EP_RSTREAM
+#include "fdv_getinfo.h"
+#if FD_HAVE_RSTREAM
 #include "fdr.h"
 #endif
-
-/* How long fi_endpoint waits for rdma_cm to resolve the peer's address and
- * route; resolution is local (ARP/neighbour) so this is generous. */
-#define FDV_RESOLVE_TIMEOUT_MS 2000
 
 static struct fdv_msg_ep *fdv_msg_ep_of_fid(struct fid *fid)
 {
@@ -33,8 +30,13 @@ ssize_t fdv_ep_post_failed(struct fdv_ep *ep_in, int ret)
 
 ssize_t fdv_ep_not_ready(struct fdv_ep *ep_in, int tx)
 {
-	struct fdv_msg_ep *ep = fdv_container_of(ep_in, struct fdv_msg_ep, ep);
+	struct fdv_msg_ep *ep;
 
+	if (ep_in->srq)
+		return -FI_EOPNOTSUPP;	/* a shared receive context: receives only */
+	ep = fdv_container_of(ep_in, struct fdv_msg_ep, ep);
+	if (!tx && ep->srx)
+		return -FI_EOPNOTSUPP;	/* receives are posted to its SRX */
 	switch (ep->state) {
 	case FDV_EP_IDLE:
 		return -FI_EOPBADSTATE;	/* not enabled */
@@ -44,6 +46,22 @@ ssize_t fdv_ep_not_ready(struct fdv_ep *ep_in, int tx)
 		/* enabled, not yet connected; or no receive CQ bound */
 		return tx ? -FI_ENOTCONN : -FI_EOPBADSTATE;
 	}
+}
+
+/* The receive of a shared receive context (an endpoint without qp_rx but
+ * with an SRQ), or a receive posted too early. The SRQ takes its own lock
+ * in every driver, so none is taken here. */
+ssize_t fdv_ep_recv_no_qp(struct fdv_ep *ep, struct ibv_recv_wr *wr)
+{
+	struct ibv_recv_wr *bad;
+	int ret;
+
+	if (!ep->srq)
+		return fdv_ep_not_ready(ep, 0);
+	if (wr->num_sge > (int)ep->rx_iov_limit)
+		return fdv_ep_bad_request(ep, "iov count");
+	ret = ibv_post_srq_recv(ep->srq, wr, &bad);
+	return ret ? fdv_ep_post_failed(ep, ret) : 0;
 }
 
 ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why)
@@ -104,8 +122,19 @@ static int fdv_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ep->eq = eq;
 		atomic_fetch_add(&eq->refs, 1);
 		return 0;
-	case FI_CLASS_CNTR:
 	case FI_CLASS_SRX_CTX:
+		if (flags)
+			return -FI_EBADFLAGS;
+		if (ep->srx)
+			return -FI_EINVAL;
+		ep->srx = fdv_srx_of_fid(bfid);
+		if (ep->srx->domain != ep->domain) {
+			ep->srx = NULL;
+			return -FI_EDOMAIN;
+		}
+		atomic_fetch_add(&ep->srx->refs, 1);
+		return 0;
+	case FI_CLASS_CNTR:
 	case FI_CLASS_STX_CTX:
 		return -FI_ENOSYS;
 	default:
@@ -128,6 +157,7 @@ static int fdv_ep_enable(struct fdv_msg_ep *ep)
 	struct ibv_qp_init_attr attr;
 	const struct fi_tx_attr *tx = ep->info->tx_attr;
 	const struct fi_rx_attr *rx = ep->info->rx_attr;
+	int ret;
 
 	if (ep->state != FDV_EP_IDLE)
 		return -FI_EOPBADSTATE;
@@ -152,29 +182,26 @@ static int fdv_ep_enable(struct fdv_msg_ep *ep)
 	attr.cap.max_recv_wr = (uint32_t)(rx ? rx->size : 384);
 	attr.cap.max_send_sge = (uint32_t)(tx ? tx->iov_limit : 1);
 	attr.cap.max_recv_sge = (uint32_t)(rx ? rx->iov_limit : 1);
+	if (ep->srx) {
+		/* The QP draws its receives from the SRQ and has no queue of
+		 * its own; qp_rx stays NULL so fi_recv on it is refused. */
+		attr.srq = ep->srx->ep.srq;
+		attr.cap.max_recv_wr = 0;
+		attr.cap.max_recv_sge = 0;
+	}
 	attr.cap.max_inline_data = (uint32_t)(tx ? tx->inject_size : 0);
 	attr.qp_type = IBV_QPT_RC;
 	attr.sq_sig_all = 0;	/* signaling is chosen per request */
-	if (posix_memalign((void **)&ep->ep.atomic_scratch, 64, 64))
-		return -FI_ENOMEM;
-	ep->scratch_mr = ibv_reg_mr(ep->domain->pd, ep->ep.atomic_scratch, 64,
-				    IBV_ACCESS_LOCAL_WRITE);
-	if (!ep->scratch_mr) {
-		free(ep->ep.atomic_scratch);
-		ep->ep.atomic_scratch = NULL;
-		return -fdv_errno_to_fi(errno);
-	}
-	ep->ep.atomic_scratch_lkey = ep->scratch_mr->lkey;
+	ret = fdv_domain_scratch(ep->domain, &ep->ep.atomic_scratch,
+				 &ep->ep.atomic_scratch_lkey);
+	if (ret)
+		return ret;
 	if (rdma_create_qp(ep->id, ep->domain->pd, &attr)) {
 		int err = errno;
 
 		FD_WARN(FD_LOG_EP_CTRL, "rdma_create_qp (sq %u rq %u inline %u): %s",
 			attr.cap.max_send_wr, attr.cap.max_recv_wr,
 			attr.cap.max_inline_data, strerror(err));
-		ibv_dereg_mr(ep->scratch_mr);
-		ep->scratch_mr = NULL;
-		free(ep->ep.atomic_scratch);
-		ep->ep.atomic_scratch = NULL;
 		return -fdv_errno_to_fi(err);
 	}
 	ep->ep.inject_size = tx && tx->inject_size < attr.cap.max_inline_data ?
@@ -192,7 +219,7 @@ static int fdv_ep_enable(struct fdv_msg_ep *ep)
 	ep->tx_cq->serves_send = true;
 	(ep->rx_cq ? ep->rx_cq : ep->tx_cq)->serves_recv = true;
 	/* Receives may be posted from now on; sends once connected. */
-	if (ep->rx_cq)
+	if (ep->rx_cq && !ep->srx)
 		ep->ep.qp_rx = ep->id->qp;
 	ep->state = FDV_EP_ENABLED;
 	FD_DBG(FD_LOG_EP_CTRL, "qp %u on %s: sq %u rq %u inline %u",
@@ -272,15 +299,14 @@ static int fdv_ep_close(struct fid *fid)
 		if (rdma_destroy_id(ep->id))
 			FD_WARN(FD_LOG_EP_CTRL, "rdma_destroy_id: %s", strerror(errno));
 	}
-	if (ep->scratch_mr)
-		ibv_dereg_mr(ep->scratch_mr);
-	free(ep->ep.atomic_scratch);
 	if (ep->tx_cq)
 		atomic_fetch_sub(&ep->tx_cq->refs, 1);
 	if (ep->rx_cq)
 		atomic_fetch_sub(&ep->rx_cq->refs, 1);
 	if (ep->eq)
 		atomic_fetch_sub(&ep->eq->refs, 1);
+	if (ep->srx)
+		atomic_fetch_sub(&ep->srx->refs, 1);
 	atomic_fetch_sub(&ep->domain->refs, 1);
 	fdv_lock_destroy(&ep->ep.lock);
 	if (ep->mt_locked)
@@ -335,7 +361,7 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 
 	if (!domain || !info || !ep_out)
 		return -FI_EINVAL;
-#if FDV_EP_RSTREAM
+#if FD_HAVE_RSTREAM
 	if (info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)
 		return fdr_ep_open(domain, info, ep_out, context);
 #endif

@@ -1,10 +1,12 @@
-/* fi_fabric: the verbs fabric object. It owns nothing of the device; it is
- * the parent of domains, passive endpoints and event queues. */
+/* The verbs fabric object, which owns nothing of the device and is the
+ * parent of domains, passive endpoints and event queues; and the
+ * provider's descriptor, the one symbol the core knows it by. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fdv_internal.h"
+#include "fdv_getinfo.h"
 
 static int fdv_fabric_close(struct fid *fid)
 {
@@ -79,11 +81,6 @@ int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 
 	if (!attr || !fabric)
 		return -FI_EINVAL;
-	if (attr->prov_name && strcmp(attr->prov_name, "verbs") &&
-	    !(FDV_EP_RSTREAM && !strcmp(attr->prov_name, "verbs;rstream"))) {
-		FD_DBG(FD_LOG_FABRIC, "provider %s is not verbs", attr->prov_name);
-		return -FI_ENODATA;
-	}
 	fab = calloc(1, sizeof(*fab));
 	if (!fab)
 		return -FI_ENOMEM;
@@ -101,9 +98,10 @@ int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 	return 0;
 }
 
-/* The library's only provider today: fi_fabric goes straight to it. */
-int fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
-	      void *context)
-{
-	return fdv_fabric_open(attr, fabric, context);
-}
+/* What the core knows of this provider (src/fd_core.h). */
+const struct fd_provider fdv_provider = {
+	.name = FDV_PROV_NAME,
+	.getinfo = fdv_getinfo,
+	.fabric = fdv_fabric_open,
+	.init = fdv_getinfo_init,
+};

@@ -78,7 +78,6 @@
 #define FDV_MAX_TX_RX_CTX	1024
 #define FDV_MAX_ERR_DATA	255	/* rdma_cm private data fits in it */
 #define FDV_INLINE_PROBE_MAX	1024
-#define FDV_RESOLVE_TIMEOUT_MS	2000
 
 #if FDV_THREAD_SAFE
 #define FDV_THREADING FI_THREAD_SAFE
@@ -106,11 +105,6 @@ void fdv_getinfo_init(void)
 	fd_param_define(FDV_PROV_NAME, "inline_size", FI_PARAM_INT,
 			"Inject size reported when the hints ask for none; "
 			"never more than the device allows (default: 256)");
-	fd_param_define(FDV_PROV_NAME, "min_rnr_timer", FI_PARAM_INT,
-			"QP min_rnr_timer, 0 - 31 (default: 12)");
-	fd_param_define(FDV_PROV_NAME, "cqread_bunch_size", FI_PARAM_INT,
-			"Completions taken from the device per poll "
-			"(default: 8)");
 	fd_param_define(FDV_PROV_NAME, "gid_idx", FI_PARAM_INT,
 			"GID table index to use, 0 - 255 (default: 0)");
 	/* Not in upstream verbs, which leaves a connect's duration to the
@@ -154,7 +148,6 @@ void fdv_read_params(struct fdv_params *p)
 {
 	char *s;
 
-	fd_init();
 	memset(p, 0, sizeof(*p));
 	p->tx_size = fdv_param_size("tx_size", FDV_DEF_TX_SIZE, 1, INT32_MAX);
 	p->rx_size = fdv_param_size("rx_size", FDV_DEF_RX_SIZE, 1, INT32_MAX);
@@ -164,15 +157,7 @@ void fdv_read_params(struct fdv_params *p)
 					 1, INT32_MAX);
 	p->inline_size = fdv_param_size("inline_size", FDV_DEF_INLINE_SIZE, 0,
 					INT32_MAX);
-	p->min_rnr_timer = (int)fdv_param_size("min_rnr_timer",
-					       FDV_DEF_MIN_RNR_TIMER, 0, 31);
-	p->cqread_bunch_size = (int)fdv_param_size("cqread_bunch_size",
-						   FDV_DEF_CQREAD_BUNCH, 1,
-						   INT32_MAX);
 	p->gid_idx = (int)fdv_param_size("gid_idx", FDV_DEF_GID_IDX, 0, 255);
-	if (fd_param_get_size_t(FDV_PROV_NAME, "cq_size", &p->cq_size) ||
-	    !p->cq_size)
-		p->cq_size = FDV_DEF_CQ_SIZE;
 	if (!fd_param_get_str(FDV_PROV_NAME, "device_name", &s))
 		p->device_name = s;
 	if (!fd_param_get_str(FDV_PROV_NAME, "iface", &s))
@@ -181,7 +166,6 @@ void fdv_read_params(struct fdv_params *p)
 
 unsigned int fdv_connect_timeout_ms(void)
 {
-	fd_init();
 	return (unsigned int)fdv_param_size("connect_timeout", 0, 0, INT32_MAX);
 }
 
@@ -449,6 +433,8 @@ static struct fi_info *fdv_build_template(struct fdv_device_info *dev)
 				      max_ctx : FDV_MAX_TX_RX_CTX;
 	fi->domain_attr->rx_ctx_cnt = fi->domain_attr->tx_ctx_cnt;
 	fi->domain_attr->mr_cnt = da->max_mr > 0 ? (size_t)da->max_mr : 0;
+	/* One shared receive context per endpoint, over an SRQ. */
+	fi->domain_attr->max_ep_srx_ctx = da->max_srq > 0 ? 1 : 0;
 
 	fi->domain_attr->name = strdup(dev->name);
 	if (iwarp)
@@ -600,18 +586,6 @@ int fdv_test_set_devices(const struct fdv_device_info *devs, int n)
 	return 0;
 }
 #endif
-
-int fdv_device_count(void)
-{
-	fdv_devices_init();
-	return fdv_ndevices;
-}
-
-const struct fdv_device_info *fdv_device_at(int i)
-{
-	fdv_devices_init();
-	return i >= 0 && i < fdv_ndevices ? &fdv_devices[i] : NULL;
-}
 
 const struct fdv_device_info *fdv_device_lookup(const char *domain_name)
 {
@@ -1089,6 +1063,9 @@ int fdv_getinfo(uint32_t version, const char *node, const char *service,
 	if (!info)
 		return -FI_EINVAL;
 	*info = NULL;
+	ret = fdv_abi_check();
+	if (ret)
+		return ret;
 
 	if (hints && hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC &&
 	    hints->ep_attr->type != FI_EP_MSG) {

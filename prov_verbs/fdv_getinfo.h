@@ -4,9 +4,9 @@
  * fdv_getinfo.c enumerates the rdma-core devices once (the first time
  * fi_getinfo, fi_getparams or fdv_device_lookup needs them) and keeps, per
  * device with an ACTIVE port, an fi_info template whose sizes are the
- * device's maxima.  The fabric, domain, endpoint and CM code read what they
- * need from here instead of querying the device again.  The cache is never
- * rebuilt, so the pointers below stay valid for the life of the process.
+ * device's maxima.  fi_getinfo answers from it; the domain still queries
+ * its device itself when it opens.  The cache is never rebuilt, so the
+ * pointers below stay valid for the life of the process.
  */
 #ifndef FDV_GETINFO_H
 #define FDV_GETINFO_H
@@ -23,12 +23,9 @@
 #define FDV_DEF_TX_IOV_LIMIT	4	/* FI_VERBS_TX_IOV_LIMIT */
 #define FDV_DEF_RX_IOV_LIMIT	4	/* FI_VERBS_RX_IOV_LIMIT */
 #define FDV_DEF_INLINE_SIZE	256	/* FI_VERBS_INLINE_SIZE */
-#define FDV_DEF_MIN_RNR_TIMER	12	/* FI_VERBS_MIN_RNR_TIMER (0-31) */
-#define FDV_DEF_CQREAD_BUNCH	8	/* FI_VERBS_CQREAD_BUNCH_SIZE */
 #define FDV_DEF_GID_IDX		0	/* FI_VERBS_GID_IDX */
-/* CQ depth when fi_cq_attr.size is 0 (FI_VERBS_CQ_SIZE, a size_t; upstream
- * verbs has no variable for it). */
-#define FDV_DEF_CQ_SIZE		1024
+/* Route and address resolution through rdma_cm, each step. */
+#define FDV_RESOLVE_TIMEOUT_MS	2000
 
 /* Names of the provider, its fabrics, and the protocol values it reports. */
 #define FDV_PROV_NAME		"verbs"
@@ -47,15 +44,15 @@ struct fdv_params {
 	size_t		tx_iov_limit;
 	size_t		rx_iov_limit;
 	size_t		inline_size;
-	int		min_rnr_timer;
-	int		cqread_bunch_size;
 	int		gid_idx;
-	size_t		cq_size;
 	const char	*device_name;	/* FI_VERBS_DEVICE_NAME: name prefix */
 	const char	*iface;		/* FI_VERBS_IFACE: netdev prefix */
 };
 
 void fdv_read_params(struct fdv_params *p);
+
+/* FI_VERBS_CONNECT_TIMEOUT in milliseconds (0: no deadline of our own). */
+unsigned int fdv_connect_timeout_ms(void);
 
 /* What fdv_getinfo learned about one device. */
 struct fdv_device_info {
@@ -79,9 +76,9 @@ const struct fdv_device_info *fdv_device_lookup(const char *domain_name);
 /* The cached template of that device (fdv_device_lookup(name)->info). */
 const struct fi_info *fdv_device_template(const char *domain_name);
 
-/* Number of usable devices and the i-th one (0 <= i < count). */
-int fdv_device_count(void);
-const struct fdv_device_info *fdv_device_at(int i);
+/* fdv_abi.c: 0, or -FI_ENOSYS (logged once) when a program compiled
+ * against other inline headers or knobs than the library's (fdv_abi.h). */
+int fdv_abi_check(void);
 
 #ifdef FDV_TEST_SEAMS
 /* Test programs only (never in the library): use these devices instead of

@@ -32,6 +32,10 @@
 #include "fdv_ops.h"
 #include "fdv_cm_data.h"
 
+/* How long fi_endpoint and fi_setname wait for rdma_cm to resolve the
+ * peer's address and route; resolution is local (ARP/neighbour) so this
+ * is generous. */
+#define FDV_RESOLVE_TIMEOUT_MS 2000
 
 struct fdv_fabric {
 	struct fid_fabric fabric_fid;
@@ -52,6 +56,13 @@ struct fdv_domain {
 	/* From the info it was opened with: decides the CQs' ops tables; an
 	 * endpoint's own info decides its tables. */
 	enum fi_threading threading;
+	/* Where non-fetching atomics drop the old value verbs returns: one
+	 * registration shared by the domain's endpoints (nobody reads it, so
+	 * concurrent writes do no harm), made when the first endpoint is
+	 * enabled rather than a memory region per endpoint. */
+	pthread_mutex_t scratch_lock;
+	uint64_t *scratch;
+	struct ibv_mr *scratch_mr;
 };
 
 /* One queued EQ entry: a CM event translated when it was taken from
@@ -99,6 +110,10 @@ struct fdv_cq_full {
 	struct ibv_comp_channel *channel;
 	int signal_fd;			/* fi_cq_signal wakes a blocked sread */
 	enum fi_wait_obj wait_obj;
+	enum fi_cq_wait_cond wait_cond;	/* what fi_cq_sread's cond means */
+	/* The vendor_err of the error fi_cq_readerr handed out last, for a
+	 * caller that brought no err_data buffer (valid until the next). */
+	uint32_t err_vendor;
 	bool armed;
 	bool serves_send;		/* some QP's send queue completes here */
 	bool serves_recv;		/* some QP's receive queue completes here */
@@ -131,7 +146,6 @@ struct fdv_msg_ep {
 	struct rdma_cm_id *id;
 	struct fdv_eq *eq;
 	struct fdv_cq_full *tx_cq, *rx_cq;
-	struct ibv_mr *scratch_mr;	/* registers ep.atomic_scratch */
 	uint64_t tx_bind_flags, rx_bind_flags;
 	enum fdv_ep_state state;
 	bool disconnect_sent;
@@ -148,6 +162,18 @@ struct fdv_msg_ep {
 	 * changes of ep.qp_tx against the data path. */
 	bool mt_locked;
 	pthread_mutex_t mt_lock;
+	struct fdv_srx *srx;	/* receives come from this SRQ (fi_ep_bind) */
+};
+
+/* A shared receive context (fi_srx_context): an ibv SRQ that the QPs of
+ * the MSG endpoints bound to it draw their receives from. Its ep.srq is
+ * what the data path's receive fallback posts to; it has no QP, so every
+ * transmit call on it fails before reaching a device. */
+struct fdv_srx {
+	struct fdv_ep ep;		/* first: inline part, ep.srq set */
+	struct fdv_domain *domain;
+	struct fi_rx_attr attr;
+	atomic_int refs;		/* endpoints bound */
 };
 
 struct fdv_pep {
@@ -179,6 +205,8 @@ int fdv_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 /* fdv_domain.c */
 int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context);
+
+int fdv_domain_scratch(struct fdv_domain *dom, uint64_t **addr, uint32_t *lkey);
 
 /* fdv_eq.c */
 int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
@@ -213,6 +241,11 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **cq, void *context);
 int fdv_cq_trywait(struct fdv_cq_full *cq);
 
+/* fdv_srx.c */
+int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
+		 struct fid_ep **rx_ep, void *context);
+struct fdv_srx *fdv_srx_of_fid(struct fid *fid);
+
 /* fdv_mr.c */
 extern struct fi_ops_mr fdv_mr_ops;
 
@@ -223,7 +256,6 @@ int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep, void *context);
 void fdv_cm_handle_event(struct fdv_eq *eq, struct rdma_cm_event *ev);
 void fdv_cm_connect_expired(struct fdv_eq *eq, struct fdv_msg_ep *ep);
-unsigned int fdv_connect_timeout_ms(void);
 extern struct fi_ops_cm fdv_msg_ep_cm_ops;
 extern struct fi_ops_cm fdv_pep_cm_ops;
 int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep);

@@ -1,4 +1,10 @@
-/* The ops tables gen/gen.py writes into fdv_ops_gen.c. */
+/* Generated from gen/api.spec and include/rdma by gen/gen.py: do not
+ * edit; regenerate with `python3 gen/gen.py`. */
+
+
+/* The ops tables of fdv_ops_gen.c (fdv_no_ops_*: -FI_ENOSYS for every
+ * call, for a layer's tables to start from) and of fdv_ops_locked_gen.c;
+ * the -FI_ENOSYS stubs themselves are the core's (fd_enosys.h). */
 #ifndef FDV_OPS_H
 #define FDV_OPS_H
 
@@ -8,31 +14,28 @@
 #include <rdma/fi_tagged.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_collective.h>
+#include <fdv/fdv_config.h>
+#include "fd_enosys.h"
 
+extern struct fi_ops_atomic fdv_msg_ops_atomic;
+extern struct fi_ops_collective fdv_msg_ops_collective;
 extern struct fi_ops_msg fdv_msg_ops_msg;
 extern struct fi_ops_rma fdv_msg_ops_rma;
-extern struct fi_ops_atomic fdv_msg_ops_atomic;
 extern struct fi_ops_tagged fdv_msg_ops_tagged;
 extern struct fi_ops_cq fdv_ops_cq;
-extern struct fi_ops_collective fdv_msg_ops_collective;
+extern struct fi_ops_atomic fdv_no_ops_atomic;
+extern struct fi_ops_collective fdv_no_ops_collective;
+extern struct fi_ops_msg fdv_no_ops_msg;
+extern struct fi_ops_rma fdv_no_ops_rma;
+extern struct fi_ops_tagged fdv_no_ops_tagged;
 
-#include <fdv/fdv_config.h>
 #if FDV_OPS_LOCKED
-/* fdv_ops_locked_gen.c: the same calls inside the endpoint's or CQ's lock,
- * for objects opened at FI_THREAD_ENDPOINT, FID or SAFE. */
-extern struct fi_ops_msg fdv_msg_ops_locked_msg;
-extern struct fi_ops_rma fdv_msg_ops_locked_rma;
+/* The same calls inside the endpoint's or CQ's lock, for objects opened
+ * at FI_THREAD_ENDPOINT, FID or SAFE. */
 extern struct fi_ops_atomic fdv_msg_ops_locked_atomic;
 extern struct fi_ops_cq fdv_ops_locked_cq;
-#endif
-#if FDV_EP_RSTREAM
-/* rstream endpoints: fi_msg through the fdr_msg_ functions, the rest
- * -FI_ENOSYS. */
-extern struct fi_ops_msg fdv_rstream_ops_msg;
-extern struct fi_ops_rma fdv_rstream_ops_rma;
-extern struct fi_ops_atomic fdv_rstream_ops_atomic;
-extern struct fi_ops_tagged fdv_rstream_ops_tagged;
-extern struct fi_ops_collective fdv_rstream_ops_collective;
+extern struct fi_ops_msg fdv_msg_ops_locked_msg;
+extern struct fi_ops_rma fdv_msg_ops_locked_rma;
 #endif
 
-#endif
+#endif /* FDV_OPS_H */

@@ -13,27 +13,11 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_collective.h>
 #include <fdv/fdv_msg.h>
-#include <fdv/fdv_config.h>
-#if FDV_EP_RSTREAM
-#include <fdv/fdr_msg.h>
-#endif
 #include <fdv/fdv_cq.h>
 #include <fdv/fdv_rma.h>
 #include <fdv/fdv_atomic.h>
 #include <fdv/fdv_ep.h>
-#include "fd_enosys.h"
 #include "fdv_ops.h"
-
-struct fi_ops_cq fdv_ops_cq = {
-	.size = sizeof(struct fi_ops_cq),
-	.read = fdv_cq_read,
-	.readfrom = fdv_cq_readfrom,
-	.readerr = fdv_cq_readerr,
-	.sread = fdv_cq_sread,
-	.sreadfrom = fdv_cq_sreadfrom,
-	.signal = fdv_cq_signal,
-	.strerror = fdv_cq_strerror,
-};
 
 struct fi_ops_atomic fdv_msg_ops_atomic = {
 	.size = sizeof(struct fi_ops_atomic),
@@ -106,8 +90,18 @@ struct fi_ops_tagged fdv_msg_ops_tagged = {
 	.injectdata = fd_no_tagged_injectdata,
 };
 
-#if FDV_EP_RSTREAM
-struct fi_ops_atomic fdv_rstream_ops_atomic = {
+struct fi_ops_cq fdv_ops_cq = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = fdv_cq_read,
+	.readfrom = fdv_cq_readfrom,
+	.readerr = fdv_cq_readerr,
+	.sread = fdv_cq_sread,
+	.sreadfrom = fdv_cq_sreadfrom,
+	.signal = fdv_cq_signal,
+	.strerror = fdv_cq_strerror,
+};
+
+struct fi_ops_atomic fdv_no_ops_atomic = {
 	.size = sizeof(struct fi_ops_atomic),
 	.write = fd_no_atomic_write,
 	.writev = fd_no_atomic_writev,
@@ -123,10 +117,8 @@ struct fi_ops_atomic fdv_rstream_ops_atomic = {
 	.readwritevalid = fd_no_atomic_readwritevalid,
 	.compwritevalid = fd_no_atomic_compwritevalid,
 };
-#endif
 
-#if FDV_EP_RSTREAM
-struct fi_ops_collective fdv_rstream_ops_collective = {
+struct fi_ops_collective fdv_no_ops_collective = {
 	.size = sizeof(struct fi_ops_collective),
 	.barrier = fd_no_collective_barrier,
 	.broadcast = fd_no_collective_broadcast,
@@ -140,25 +132,21 @@ struct fi_ops_collective fdv_rstream_ops_collective = {
 	.msg = fd_no_collective_msg,
 	.barrier2 = fd_no_collective_barrier2,
 };
-#endif
 
-#if FDV_EP_RSTREAM
-struct fi_ops_msg fdv_rstream_ops_msg = {
+struct fi_ops_msg fdv_no_ops_msg = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = fdr_msg_recv,
-	.recvv = fdr_msg_recvv,
-	.recvmsg = fdr_msg_recvmsg,
-	.send = fdr_msg_send,
-	.sendv = fdr_msg_sendv,
-	.sendmsg = fdr_msg_sendmsg,
+	.recv = fd_no_msg_recv,
+	.recvv = fd_no_msg_recvv,
+	.recvmsg = fd_no_msg_recvmsg,
+	.send = fd_no_msg_send,
+	.sendv = fd_no_msg_sendv,
+	.sendmsg = fd_no_msg_sendmsg,
 	.inject = fd_no_msg_inject,
 	.senddata = fd_no_msg_senddata,
 	.injectdata = fd_no_msg_injectdata,
 };
-#endif
 
-#if FDV_EP_RSTREAM
-struct fi_ops_rma fdv_rstream_ops_rma = {
+struct fi_ops_rma fdv_no_ops_rma = {
 	.size = sizeof(struct fi_ops_rma),
 	.read = fd_no_rma_read,
 	.readv = fd_no_rma_readv,
@@ -170,10 +158,8 @@ struct fi_ops_rma fdv_rstream_ops_rma = {
 	.writedata = fd_no_rma_writedata,
 	.injectdata = fd_no_rma_injectdata,
 };
-#endif
 
-#if FDV_EP_RSTREAM
-struct fi_ops_tagged fdv_rstream_ops_tagged = {
+struct fi_ops_tagged fdv_no_ops_tagged = {
 	.size = sizeof(struct fi_ops_tagged),
 	.recv = fd_no_tagged_recv,
 	.recvv = fd_no_tagged_recvv,
@@ -185,4 +171,3 @@ struct fi_ops_tagged fdv_rstream_ops_tagged = {
 	.senddata = fd_no_tagged_senddata,
 	.injectdata = fd_no_tagged_injectdata,
 };
-#endif

@@ -14,6 +14,8 @@ pkgs=(
   ibverbs-utils rdmacm-utils
   # the reference for header conformance and wire-interop tests
   libfabric-dev libfabric-bin
+  # real RDM consumer (tests/consumers): Open MPI's mtl ofi over the drop-in
+  openmpi-bin libopenmpi-dev
   # benchmarks: reference tools and the instruction counter
   perftest valgrind gnuplot-nox
 )

@@ -106,12 +106,7 @@ void fd_log_init(void);
 #define FD_WARN(subsys, ...)	FD_LOG_AT(FD_LOG_WARN, subsys, __VA_ARGS__)
 #define FD_TRACE(subsys, ...)	FD_LOG_AT(FD_LOG_TRACE, subsys, __VA_ARGS__)
 #define FD_INFO(subsys, ...)	FD_LOG_AT(FD_LOG_INFO, subsys, __VA_ARGS__)
-#ifdef FD_NO_DEBUG_LOG
-/* Compiled out, the arguments still count as used. */
-#define FD_DBG(subsys, ...)	do { if (0) FD_LOG_AT(FD_LOG_DEBUG, subsys, __VA_ARGS__); } while (0)
-#else
 #define FD_DBG(subsys, ...)	FD_LOG_AT(FD_LOG_DEBUG, subsys, __VA_ARGS__)
-#endif
 
 /* ------------------------------------------------------------------------
  * Parameters (environment variables listed by fi_getparams / fi_info -e)
@@ -142,7 +137,9 @@ int fd_param_env_name(const char *prov, const char *name, char *buf,
 
 /* ------------------------------------------------------------------------
  * Library initialization: defines the core and provider parameters once.
- * fi_getinfo, fi_getparams and fi_param_* call it; safe from any thread.
+ * The public entry points that may come first (fi_getinfo, fi_fabric,
+ * fi_getparams, fi_param_get) call it; everything else runs on objects
+ * those made, so the getters above never need to.  Safe from any thread.
  * ---------------------------------------------------------------------- */
 void fd_init(void);
 
@@ -238,33 +235,35 @@ void fd_addr_str(char *buf, size_t len, uint32_t addr_format,
 /* ------------------------------------------------------------------------
  * Providers
  *
- * fi_getinfo asks each provider in turn, in registration order (verbs is
- * built in and first).  A layered provider names itself "<core>;<layer>"
- * ("verbs;rstream") and answers to either part in hints->prov_name and
- * FI_PROVIDER.  getinfo returns 0 with a list, or -FI_ENODATA/-FI_ENOMEM
- * with *info NULL; the core sets fabric_attr->api_version on every entry
- * (and prov_name if the provider left it NULL).  init defines the
- * provider's parameters and runs once, before the first getinfo.
+ * Each provider (a layer) exports exactly one const struct fd_provider;
+ * the build lists the configured ones in fd_providers.h, and src/fd_prov.c
+ * is the only file that names them.  fi_getinfo asks each in table order
+ * (verbs first, layers after the core they sit on) and concatenates the
+ * answers; fi_fabric hands the fabric to the one whose name is
+ * fabric_attr->prov_name.  A layered provider names itself
+ * "<core>;<layer>" ("verbs;rstream") and answers to either part in
+ * hints->prov_name and FI_PROVIDER.
  *
- * fd_register_provider adds one more (e.g. from a constructor in the
- * layer's source file; with a static library make sure that object is
- * linked in).  -FI_EALREADY for a name already present, -FI_ENOSPC when
- * the table is full.
+ * getinfo: 0 with a list, or -FI_ENODATA/-FI_ENOMEM with *info NULL; the
+ *          core sets fabric_attr->api_version on every entry (and
+ *          prov_name/prov_version if the provider left them unset).
+ * fabric:  fi_fabric for this provider (attr and fabric are not NULL).
+ * init:    defines the provider's parameters; runs once, inside fd_init,
+ *          before any other entry point of the provider.  It must not call
+ *          back into fd_init.
  * ---------------------------------------------------------------------- */
 struct fd_provider {
 	const char *name;
 	int (*getinfo)(uint32_t version, const char *node,
 		       const char *service, uint64_t flags,
 		       const struct fi_info *hints, struct fi_info **info);
+	int (*fabric)(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		      void *context);
 	void (*init)(void);
 };
 
-int fd_register_provider(const struct fd_provider *prov);
-
-/* Entry points of the built-in verbs provider (prov_verbs/fdv_getinfo.c). */
-int fdv_getinfo(uint32_t version, const char *node, const char *service,
-		uint64_t flags, const struct fi_info *hints,
-		struct fi_info **info);
-void fdv_getinfo_init(void);
+/* The table (src/fd_prov.c), best first. */
+extern const struct fd_provider *const fd_providers[];
+extern const size_t fd_provider_count;
 
 #endif /* FD_CORE_H */

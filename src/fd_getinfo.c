@@ -7,122 +7,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "fd_core.h"
-#include <fdv/fdv_config.h>
-
-/*
- * Providers in the order their answers are listed, best first.  A layered
- * provider is named "<core>;<layer>" (e.g. "verbs;rstream"); it comes after
- * the core one it sits on.
- */
-#define FD_MAX_PROVIDERS 8
-
-static const struct fd_provider fd_verbs_provider = {
-	.name = "verbs",
-	.getinfo = fdv_getinfo,
-	.init = fdv_getinfo_init,
-};
-
-#if FDV_EP_RSTREAM
-/* FI_EP_SOCK_STREAM over verbs RMA (prov_verbs/rstream). */
-int fdr_getinfo(uint32_t version, const char *node, const char *service,
-		uint64_t flags, const struct fi_info *hints,
-		struct fi_info **info);
-void fdr_getinfo_init(void);
-
-static const struct fd_provider fd_rstream_provider = {
-	.name = "verbs;rstream",
-	.getinfo = fdr_getinfo,
-	.init = fdr_getinfo_init,
-};
-#endif
-
-static pthread_mutex_t fd_prov_lock = PTHREAD_MUTEX_INITIALIZER;
-static const struct fd_provider *fd_providers[FD_MAX_PROVIDERS] = {
-	&fd_verbs_provider,
-#if FDV_EP_RSTREAM
-	&fd_rstream_provider,
-#endif
-};
-static int fd_provider_count = 1 + FDV_EP_RSTREAM;
-
-int fd_register_provider(const struct fd_provider *prov)
-{
-	int ret = 0;
-
-	if (!prov || !prov->name || !prov->getinfo)
-		return -FI_EINVAL;
-	pthread_mutex_lock(&fd_prov_lock);
-	for (int i = 0; i < fd_provider_count; i++) {
-		if (!strcasecmp(fd_providers[i]->name, prov->name)) {
-			ret = -FI_EALREADY;
-			goto out;
-		}
-	}
-	if (fd_provider_count == FD_MAX_PROVIDERS) {
-		ret = -FI_ENOSPC;
-		goto out;
-	}
-	fd_providers[fd_provider_count++] = prov;
-out:
-	pthread_mutex_unlock(&fd_prov_lock);
-	return ret;
-}
-
-/* Snapshot of the table, so getinfo runs without holding the lock. */
-static int fd_provider_list(const struct fd_provider **out)
-{
-	int n;
-
-	pthread_mutex_lock(&fd_prov_lock);
-	n = fd_provider_count;
-	memcpy(out, fd_providers, (size_t)n * sizeof(*out));
-	pthread_mutex_unlock(&fd_prov_lock);
-	return n;
-}
-
-/* ------------------------------------------------------------------------
- * One-time initialization
- * ---------------------------------------------------------------------- */
-static pthread_once_t fd_init_once = PTHREAD_ONCE_INIT;
-
-static void fd_do_init(void)
-{
-	const struct fd_provider *provs[FD_MAX_PROVIDERS];
-	int n;
-
-	fd_param_define(NULL, "log_level", FI_PARAM_STRING,
-			"How much to log: warn, trace, info or debug "
-			"(default: warn)");
-	fd_param_define(NULL, "log_prov", FI_PARAM_STRING,
-			"Log only these providers, comma separated; a "
-			"leading ^ logs all but these (default: all)");
-	fd_param_define(NULL, "log_subsys", FI_PARAM_STRING,
-			"Log only these subsystems (core, fabric, domain, "
-			"ep_ctrl, ep_data, av, cq, eq, mr, cntr), comma "
-			"separated; a leading ^ excludes them (default: all)");
-	fd_param_define(NULL, "log_interval", FI_PARAM_INT,
-			"Minimum milliseconds between two rate-limited log "
-			"messages (default 2000)");
-	fd_param_define(NULL, "provider", FI_PARAM_STRING,
-			"Use only these providers, comma separated; a leading "
-			"^ uses all but these (default: all available)");
-
-	n = fd_provider_list(provs);
-	for (int i = 0; i < n; i++)
-		if (provs[i]->init)
-			provs[i]->init();
-}
-
-void fd_init(void)
-{
-	pthread_once(&fd_init_once, fd_do_init);
-}
 
 /* ------------------------------------------------------------------------
  * Provider selection
@@ -232,9 +121,8 @@ int fi_getinfo(uint32_t version, const char *node, const char *service,
 	       uint64_t flags, const struct fi_info *hints,
 	       struct fi_info **info)
 {
-	const struct fd_provider *provs[FD_MAX_PROVIDERS];
 	struct fi_info *head = NULL, **tail = &head;
-	int n, ret, nomem = 0;
+	int ret, nomem = 0, nosys = 0;
 
 	if (!info)
 		return -FI_EINVAL;
@@ -252,25 +140,28 @@ int fi_getinfo(uint32_t version, const char *node, const char *service,
 	if (ret)
 		return ret;
 
-	n = fd_provider_list(provs);
-	for (int i = 0; i < n; i++) {
+	for (size_t i = 0; i < fd_provider_count; i++) {
+		const struct fd_provider *prov = fd_providers[i];
 		struct fi_info *cur = NULL;
 
-		if (!fd_provider_selected(provs[i], hints))
+		if (!fd_provider_selected(prov, hints))
 			continue;
-		ret = provs[i]->getinfo(version, node, service, flags, hints,
+		ret = prov->getinfo(version, node, service, flags, hints,
 					&cur);
 		if (ret) {
-			FD_INFO(FD_LOG_CORE, "provider %s: %s", provs[i]->name,
+			FD_INFO(FD_LOG_CORE, "provider %s: %s", prov->name,
 				fi_strerror(-ret));
 			if (ret == -FI_ENOMEM)
 				nomem = 1;
+			/* e.g. a program built against other inline headers */
+			if (ret == -FI_ENOSYS)
+				nosys = 1;
 			/* A provider must not leave anything behind on
 			 * failure; be safe if one does. */
 			fi_freeinfo(cur);
 			continue;
 		}
-		if (fd_finish_entries(cur, version, provs[i]->name)) {
+		if (fd_finish_entries(cur, version, prov->name)) {
 			fi_freeinfo(cur);
 			nomem = 1;
 			continue;
@@ -281,7 +172,7 @@ int fi_getinfo(uint32_t version, const char *node, const char *service,
 	}
 
 	if (!head)
-		return nomem ? -FI_ENOMEM : -FI_ENODATA;
+		return nomem ? -FI_ENOMEM : nosys ? -FI_ENOSYS : -FI_ENODATA;
 	*info = head;
 	return 0;
 }

@@ -191,6 +191,9 @@ static uint64_t fd_expand_caps(uint64_t hint, uint64_t prov_caps)
 	return caps;
 }
 
+/* The generic FI_SOCKADDR is a family of formats: an entry of it serves
+ * any sockaddr hint, and a hint of it takes an entry of any sockaddr
+ * family (IPv4 or IPv6), as libfabric's own matching has it. */
 static int fd_addr_format_ok(uint32_t prov_fmt, uint32_t hint)
 {
 	if (hint == FI_FORMAT_UNSPEC || prov_fmt == FI_FORMAT_UNSPEC)
@@ -198,6 +201,8 @@ static int fd_addr_format_ok(uint32_t prov_fmt, uint32_t hint)
 	if (prov_fmt == FI_SOCKADDR)
 		return hint == FI_SOCKADDR || hint == FI_SOCKADDR_IN ||
 		       hint == FI_SOCKADDR_IN6;
+	if (hint == FI_SOCKADDR)
+		return prov_fmt == FI_SOCKADDR_IN || prov_fmt == FI_SOCKADDR_IN6;
 	return prov_fmt == hint;
 }
 

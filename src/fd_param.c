@@ -152,16 +152,6 @@ static int fd_param_lookup(const char *prov, const char *name,
 	pthread_mutex_lock(&fd_param_lock);
 	p = fd_param_find(env_name);
 	pthread_mutex_unlock(&fd_param_lock);
-	if (!p) {
-		/* Read before anything initialized the library (a provider
-		 * object opened without fi_getinfo): define everything now.
-		 * Never reached from inside fd_init, whose definitions come
-		 * before their own reads. */
-		fd_init();
-		pthread_mutex_lock(&fd_param_lock);
-		p = fd_param_find(env_name);
-		pthread_mutex_unlock(&fd_param_lock);
-	}
 	defined = p ? p->type : type;
 	if (!p) {
 		FD_WARN(FD_LOG_CORE, "parameter %s read before it was defined",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the device tests (ctest label "device") of each build directory given
-# (DIR, or DIR:REGEX to run only the tests whose names match),
+# (DIR, or DIR:LABEL to run only those that also carry LABEL, e.g. asan),
 # where a verbs device exists (normally inside tests/rxe/run). Fails when a
 # device test failed, was skipped or when none ran: a green run that skipped
 # them would prove nothing.
@@ -10,7 +10,7 @@ status=0
 for arg in "$@"; do
   dir=${arg%%:*}
   sel=()
-  [ "$arg" != "$dir" ] && sel=(-R "${arg#*:}")
+  [ "$arg" != "$dir" ] && sel=(-L "${arg#*:}")
   log=$(mktemp)
   echo "=== device tests in $arg"
   ctest --test-dir "$dir" -L device "${sel[@]}" --output-on-failure 2>&1 | tee "$log"

@@ -282,7 +282,7 @@ static void print_version(void)
 	       "ops tables (FABRIC_DIRECT=OFF)",
 #endif
 	       FDV_THREAD_SAFE ? "FI_THREAD_SAFE" : "FI_THREAD_DOMAIN",
-	       FDV_EP_RSTREAM ? "yes" : "no");
+	       FD_HAVE_RSTREAM ? "yes" : "no");
 #endif
 }
 

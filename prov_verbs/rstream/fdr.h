@@ -6,7 +6,7 @@
 
 #include "fdv_internal.h"
 #include "fdr_proto.h"
-#include <fdv/fdr_msg.h>
+#include "fdv_ops.h"
 
 #define FDR_PROV_NAME		"verbs;rstream"
 
@@ -113,10 +113,31 @@ struct fi_info *fdr_core_info(const struct fi_info *info);
 struct fi_info *fdr_stream_info(const struct fi_info *tmpl,
 				const struct fi_info *core);
 
+/* fdr_msg_ops.c: the endpoints' fi_msg table */
+extern struct fi_ops_msg fdr_ops_msg;
+
+/* The stream calls behind it. flags: 0 or FI_PEEK. Return the bytes
+ * accepted / delivered (> 0), 0 for a zero-length call or, on receive, at
+ * the end of the stream, or a negative fi error (-FI_EAGAIN: nothing can
+ * move now). */
+ssize_t fdr_stream_send(struct fid_ep *ep, const struct iovec *iov,
+			size_t count, uint64_t flags);
+ssize_t fdr_stream_recv(struct fid_ep *ep, const struct iovec *iov,
+			size_t count, uint64_t flags);
+
+static inline struct fdr_ep *fdr_ep_of(struct fid_ep *ep_fid)
+{
+	return fdv_container_of(ep_fid, struct fdr_ep, ep_fid);
+}
+
 /* fdr_ep.c */
 int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
+
+/* fdr_stream.c */
 void fdr_progress(struct fdr_ep *ep);
+/* Post the receive for one 4-byte slot (a work request of the ring). */
+int fdr_post_rx(struct fdr_ep *ep, uint32_t slot);
 void fdr_set_error(struct fdr_ep *ep, int err);
 void fdr_wait_update(struct fdr_ep *ep);
 /* The verbs connection is gone: take what completed before it went. */

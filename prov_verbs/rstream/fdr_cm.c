@@ -211,11 +211,6 @@ void fdr_ep_eq_hook(void *arg)
 
 /* ---- active endpoint CM calls ---- */
 
-static struct fdr_ep *fdr_ep_of_cm(struct fid_ep *ep_fid)
-{
-	return fdv_container_of(ep_fid, struct fdr_ep, ep_fid);
-}
-
 static int fdr_check_param(const void *param, size_t len)
 {
 	return len > FDR_CM_DATA_MAX || (len && !param) ? -FI_EINVAL : 0;
@@ -233,7 +228,7 @@ static int fdr_ep_connect(struct fid_ep *ep_fid, const void *addr,
 	ret = fdr_check_param(param, paramlen);
 	if (ret)
 		return ret;
-	ep = fdr_ep_of_cm(ep_fid);
+	ep = fdr_ep_of(ep_fid);
 	pthread_mutex_lock(&ep->lock);
 	if (ep->passive || ep->state != FDR_ENABLED) {
 		ret = -FI_EOPBADSTATE;
@@ -261,7 +256,7 @@ static int fdr_ep_accept(struct fid_ep *ep_fid, const void *param,
 	ret = fdr_check_param(param, paramlen);
 	if (ret)
 		return ret;
-	ep = fdr_ep_of_cm(ep_fid);
+	ep = fdr_ep_of(ep_fid);
 	pthread_mutex_lock(&ep->lock);
 	if (!ep->passive || ep->state != FDR_ENABLED) {
 		ret = -FI_EOPBADSTATE;
@@ -286,7 +281,7 @@ static int fdr_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 		return -FI_EINVAL;
 	if (flags)
 		return -FI_EBADFLAGS;
-	ep = fdr_ep_of_cm(ep_fid);
+	ep = fdr_ep_of(ep_fid);
 	pthread_mutex_lock(&ep->lock);
 	ret = fdr_ep_shutdown_locked(ep);
 	pthread_mutex_unlock(&ep->lock);
@@ -299,7 +294,7 @@ static int fdr_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 	if (!fid)
 		return -FI_EINVAL;
-	ep = fdr_ep_of_cm(fdv_container_of(fid, struct fid_ep, fid));
+	ep = fdr_ep_of(fdv_container_of(fid, struct fid_ep, fid));
 	return fi_getname(&ep->iep->fid, addr, addrlen);
 }
 
@@ -307,7 +302,7 @@ static int fdr_ep_getpeer(struct fid_ep *ep_fid, void *addr, size_t *addrlen)
 {
 	if (!ep_fid)
 		return -FI_EINVAL;
-	return fi_getpeer(fdr_ep_of_cm(ep_fid)->iep, addr, addrlen);
+	return fi_getpeer(fdr_ep_of(ep_fid)->iep, addr, addrlen);
 }
 
 struct fi_ops_cm fdr_ep_cm_ops = {

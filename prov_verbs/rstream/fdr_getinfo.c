@@ -108,7 +108,13 @@ static int fdr_make_stream(struct fi_info *fi, uint32_t proto)
 	fi->ep_attr->rx_ctx_cnt = 1;
 
 	fi->domain_attr->threading = FI_THREAD_SAFE;
-	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	/* Connection set-up needs nothing of the application: the handshake
+	 * is the verbs connection's (rdma_cm, in the kernel) and the rings'
+	 * addresses ride on its private data, so a peer's fi_connect or
+	 * fi_accept completes while this side is busy elsewhere. What this
+	 * side learns of it reaches its EQ when that EQ is read, as with any
+	 * EQ. Data moves only inside calls on the endpoint. */
+	fi->domain_attr->control_progress = FI_PROGRESS_AUTO;
 	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = FI_AV_UNSPEC;
@@ -200,6 +206,10 @@ int fdr_getinfo(uint32_t version, const char *node, const char *service,
 	if (!info)
 		return -FI_EINVAL;
 	*info = NULL;
+	/* Refused like the verbs entries it would wrap (fdv_abi.h). */
+	ret = fdv_abi_check();
+	if (ret)
+		return ret;
 	if (hep && hep->type != FI_EP_UNSPEC && hep->type != FI_EP_SOCK_STREAM)
 		return -FI_ENODATA;
 	if (asked != FI_PROTO_UNSPEC && asked != FI_PROTO_RSTREAM &&
@@ -246,6 +256,8 @@ int fdr_getinfo(uint32_t version, const char *node, const char *service,
 			ret = -FI_ENOMEM;
 			break;
 		}
+		/* a generic FI_SOCKADDR hint gets the entry's own family */
+		fi->addr_format = c->addr_format;
 		fdr_apply_defaults(fi, hints);
 		*tail = fi;
 		tail = &fi->next;

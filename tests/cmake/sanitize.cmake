@@ -1,4 +1,4 @@
-# Sanitizer runs (issue #8): included at the end of tests/CMakeLists.txt.
+# Sanitizer runs: included at the end of tests/CMakeLists.txt.
 # When the project is configured with FABRIC_DIRECT_SANITIZE (top-level
 # CMakeLists.txt instruments every target), every test of this directory
 # gets the sanitizer runtime options through its ENVIRONMENT, so a plain
@@ -7,18 +7,6 @@
 #   (never 77, ctest's skip code); leaks found at exit fail the test.
 #   TSan: a reported race ends the process with exit code 66.
 # The suppression files list only rdma-core and system frames; see them.
-
-# ---- FI_THREAD_SAFE stress (any sanitizer or none) ----
-# FDV_THREAD_SAFE comes from the top-level CMakeLists.txt
-# (-DFABRIC_DIRECT_THREADING=safe); FDV_OPS_LOCKED (the OFF build) serves
-# FI_THREAD_SAFE with its locked ops tables, chosen when the test's domain,
-# endpoint and CQs open. The direct domain-threading build has no lock on
-# its inline path and does not serve FI_THREAD_SAFE: no such test there.
-if(FDV_THREAD_SAFE OR FDV_OPS_LOCKED)
-  fd_device_test(test_mt_stress)
-  target_link_libraries(test_mt_stress PRIVATE Threads::Threads)
-  set_tests_properties(test_mt_stress PROPERTIES TIMEOUT 300)
-endif()
 
 if(NOT FABRIC_DIRECT_SANITIZE)
   return()

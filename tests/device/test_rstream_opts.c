@@ -29,7 +29,7 @@ static void check_info(const struct fi_info *fi, uint32_t proto)
 	FDT_ASSERT(fi->domain_attr->mr_mode == 0, "mr_mode %d", fi->domain_attr->mr_mode);
 	FDT_ASSERT(fi->domain_attr->threading == FI_THREAD_SAFE, "threading");
 	FDT_ASSERT(fi->domain_attr->data_progress == FI_PROGRESS_MANUAL &&
-		   fi->domain_attr->control_progress == FI_PROGRESS_MANUAL, "progress");
+		   fi->domain_attr->control_progress == FI_PROGRESS_AUTO, "progress");
 	FDT_ASSERT(fi->ep_attr->protocol == proto, "protocol %u, expected %u",
 		   fi->ep_attr->protocol, proto);
 	FDT_ASSERT(fi->tx_attr->size == 384 && fi->rx_attr->size == 384, "sizes %zu %zu",

@@ -148,7 +148,7 @@ def main():
                 "fi_domain_attr.mr_mode": lambda v: v.strip("[] ") == "",
                 "fi_domain_attr.threading": lambda v: v == "FI_THREAD_SAFE",
                 "fi_domain_attr.control_progress":
-                    lambda v: v == "FI_PROGRESS_MANUAL",
+                    lambda v: v == "FI_PROGRESS_AUTO",
                 "fi_domain_attr.data_progress":
                     lambda v: v == "FI_PROGRESS_MANUAL",
                 "fi_ep_attr.type": lambda v: v == "FI_EP_SOCK_STREAM",

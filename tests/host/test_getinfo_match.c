@@ -174,6 +174,16 @@ static void test_check_basics(void)
 	WITH(h->addr_format = FI_ADDR_STR, NO(h, "addr_format"));
 	WITH(h->addr_format = FI_SOCKADDR_IN6, OK(h));
 	WITH(h->addr_format = FI_SOCKADDR, OK(h));
+	/* An entry of a concrete family (a layer's, e.g. rstream's, has its
+	 * address's own) takes the generic hint, and its own family only. */
+	tmpl->addr_format = FI_SOCKADDR_IN;
+	WITH(h->addr_format = FI_SOCKADDR, OK(h));
+	WITH(h->addr_format = FI_SOCKADDR_IN, OK(h));
+	WITH(h->addr_format = FI_SOCKADDR_IN6, NO(h, "addr_format"));
+	tmpl->addr_format = FI_SOCKADDR_IN6;
+	WITH(h->addr_format = FI_SOCKADDR, OK(h));
+	WITH(h->addr_format = FI_SOCKADDR_IN, NO(h, "addr_format"));
+	tmpl->addr_format = FI_SOCKADDR;
 }
 
 static void test_check_fabric_domain(void)

@@ -5,6 +5,13 @@ call's displacement with the driver entry points the probe binary reports.
 
   check_hotpath.py PROBE_BINARY [--expect-ops-table]
 
+With a layer compiled in (FDV_EP_LAYERS 1), an endpoint call first tests the
+endpoint's kind and sends a layer's endpoint through its own ops table. The
+check then walks the probe's control flow from its entry, taking only the
+MSG side of that test: that path must have exactly the driver's indirect
+call (and the kind test must be the only one), and the other side must reach
+an ops table, so a layer's endpoint is not served by inline MSG code.
+
 --expect-ops-table inverts the check for the OFF build: there each probe
 must reach the provider through an indirect call that is NOT the driver's
 (the ops table), which shows the check can tell the two apart."""
@@ -19,6 +26,91 @@ PROBES = {
     "probe_recv": "post_recv",
     "probe_cq_read": "poll_cq",
 }
+EP_PROBES = {"probe_send", "probe_inject", "probe_write", "probe_recv"}
+
+
+def parse(line):
+    m = re.match(r"^([0-9a-f]+):\s+(\S+)\s*(.*)$", line)
+    if not m:
+        return None
+    return int(m.group(1), 16), m.group(2), m.group(3)
+
+
+def indirect_of(mnem, ops):
+    """Displacement of an indirect call/jump, -1 through a register, None
+    for anything else."""
+    if not mnem.startswith(("call", "jmp")):
+        return None
+    m = re.match(r"\*(0x[0-9a-f]+|)\(%(\w+)\)", ops)
+    if m:
+        return int(m.group(1), 16) if m.group(1) else 0
+    if ops.startswith("*%"):
+        return -1
+    return None
+
+
+def direct_target(ops):
+    m = re.match(r"([0-9a-f]+)\b", ops)
+    return int(m.group(1), 16) if m else None
+
+
+def walk(insns, start, avoid_edge=None):
+    """Addresses reachable from start; avoid_edge = (branch address, target
+    address) is a CFG edge not taken."""
+    index = {a: i for i, (a, _, _) in enumerate(insns)}
+    seen, todo = set(), [start]
+    while todo:
+        a = todo.pop()
+        if a in seen or a not in index:
+            continue
+        seen.add(a)
+        i = index[a]
+        _, mnem, ops = insns[i]
+        nxt = insns[i + 1][0] if i + 1 < len(insns) else None
+        succ = []
+        if mnem.startswith("ret") or mnem == "ud2" or (
+                mnem.startswith("jmp") and indirect_of(mnem, ops) is not None):
+            succ = []
+        elif mnem.startswith("jmp"):
+            succ = [direct_target(ops)]
+        elif mnem.startswith("j"):
+            succ = [direct_target(ops), nxt]
+        else:
+            succ = [nxt]
+        for s in succ:
+            if s is None or (avoid_edge and (a, s) == avoid_edge):
+                continue
+            todo.append(s)
+    return seen
+
+
+def kind_test(insns, kind_off, layer_kind):
+    """(edge to the layer path, instructions of the test) of the
+    endpoint-kind test: the first conditional jump after a read of the kind
+    field of the first argument (%rdi), compared with FDV_EP_KIND_LAYER or
+    tested against 0 (FDV_EP_KIND_MSG)."""
+    pat = re.compile(r"\b0x%x\(%%rdi\)" % kind_off)
+    for i, (a, mnem, ops) in enumerate(insns):
+        if not pat.search(ops):
+            continue
+        cmp_layer = mnem.startswith("cmp") and \
+            re.match(r"\$0x%x," % layer_kind, ops) is not None
+        for j, (b, bm, bops) in enumerate(insns[i + 1:i + 4]):
+            if bm in ("jne", "jnz", "je", "jz"):
+                tgt = direct_target(bops)
+                nxt = insns[i + 2 + j][0]
+                eq = bm in ("je", "jz")
+                # cmp $LAYER: taken on equal is the layer; against 0 (MSG):
+                # taken on not-equal is the layer
+                taken_layer = eq if cmp_layer else not eq
+                # the read, any compare/test between it and the branch (a
+                # load then a test), the branch; the compiler may schedule
+                # unrelated instructions in between
+                between = [m for _, m, _ in insns[i + 1:i + 1 + j]
+                           if m.startswith(("cmp", "test"))]
+                return (b, tgt if taken_layer else nxt), 2 + len(between)
+        return None
+    return None
 
 
 def main():
@@ -28,6 +120,7 @@ def main():
     for line in subprocess.run([binary], capture_output=True, text=True, check=True).stdout.splitlines():
         k, v = line.split()
         offsets[k] = int(v)
+    layers = offsets.get("layers", 0) and not expect_ops
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-M", "att", binary],
                          capture_output=True, text=True, check=True).stdout
     funcs, cur = {}, None
@@ -44,33 +137,57 @@ def main():
             print("FAIL %s: not found in %s" % (probe, binary))
             bad += 1
             continue
+        insns = [p for p in (parse(l) for l in funcs[probe]) if p]
+        notes = []
+        path = {a for a, _, _ in insns}
+        layer_other = None
+        if layers and probe in EP_PROBES:
+            kt = kind_test(insns, offsets["kind"], offsets["layer_kind"])
+            if kt is None:
+                notes.append("no endpoint-kind test found")
+            else:
+                to_layer, kt_len = kt
+                if kt_len != 2:
+                    notes.append("the kind test is %d instructions, not 2" % kt_len)
+                path = walk(insns, insns[0][0], avoid_edge=to_layer)
+                layer_path = walk(insns, to_layer[1])
+                layer_other = [indirect_of(m, o) for a, m, o in insns
+                               if a in layer_path and indirect_of(m, o) is not None
+                               and indirect_of(m, o) != offsets[entry]]
         indirect = []
-        for insn in funcs[probe]:
+        for a, mnem, ops in insns:
+            if a not in path:
+                continue
             # a direct hop to another fi_* wrapper means it was not inlined
-            m = re.search(r"\b(call|jmp)q?\s+[0-9a-f]+ <(fi_\w+)>", insn)
+            m = re.search(r"\b(call|jmp)q?\s+[0-9a-f]+ <(fi_\w+)>", mnem + " " + ops)
             if m and not expect_ops:
-                indirect.append("not inlined: %s" % m.group(2))
-            m = re.search(r"\b(call|jmp)q?\s+\*(0x[0-9a-f]+|)\(%(\w+)\)", insn)
-            if m:
-                indirect.append(int(m.group(2), 16) if m.group(2) else 0)
-            elif re.search(r"\b(call|jmp)q?\s+\*%", insn):
-                indirect.append(-1)  # through a register: not a known driver slot
+                notes.append("not inlined: %s" % m.group(2))
+            d = indirect_of(mnem, ops)
+            if d is not None:
+                indirect.append(d)
         driver = [d for d in indirect if d == offsets[entry]]
-        indirect = [d for d in indirect]
         other = [d for d in indirect if d != offsets[entry]]
-        desc = "%s: %d instructions, indirect calls at displacements %s (driver %s = %d)" % (
-            probe, len(funcs[probe]), indirect, entry, offsets[entry])
+        desc = "%s: %d instructions (%d on the MSG path), indirect calls at displacements %s " \
+               "(driver %s = %d)" % (probe, len(insns), len(path), indirect, entry, offsets[entry])
+        if layer_other is not None:
+            desc += "; layer side: ops table at %s" % layer_other
         if expect_ops:
             ok = bool(other) and not driver
         else:
-            ok = bool(driver) and not other
+            ok = len(driver) >= 1 and not other and not notes
+            if layers and probe in EP_PROBES:
+                ok = ok and bool(layer_other)
+        if notes:
+            desc += "; " + ", ".join(notes)
         print(("ok   " if ok else "FAIL ") + desc)
         bad += not ok
     if bad:
         print("%d probe(s) failed" % bad)
         return 1
     print("all %d probes: %s" % (len(PROBES), "reach the provider through the ops table" if expect_ops
-                                 else "no indirect call but the driver's"))
+                                 else "no indirect call but the driver's" +
+                                 (" on the MSG path; layer endpoints go to their ops table"
+                                  if layers else "")))
     return 0
 
 

@@ -3,7 +3,9 @@
  * probes' machine code in the FABRIC_DIRECT=verbs build and checks that the
  * only indirect call on each is the verbs driver's own entry point
  * (qp->context->ops.post_send and friends), i.e. no ops table stands between
- * the application and ibv_post_send / ibv_poll_cq.
+ * the application and ibv_post_send / ibv_poll_cq. With a layer compiled in,
+ * the endpoint calls test the kind first and send a layer's endpoint
+ * through its ops table: the checker follows the MSG side of that test.
  *
  * Run without arguments it prints the displacements of those driver entry
  * points in struct ibv_context, which the checker compares against. */
@@ -15,6 +17,8 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_rma.h>
 #include <infiniband/verbs.h>
+#include <fdv/fdv_config.h>
+#include <fdv/fdv_ep.h>
 
 #define PROBE __attribute__((noinline, used))
 
@@ -51,6 +55,10 @@ int main(void)
 	printf("post_send %zu\n", ops + offsetof(struct ibv_context_ops, post_send));
 	printf("post_recv %zu\n", ops + offsetof(struct ibv_context_ops, post_recv));
 	printf("poll_cq %zu\n", ops + offsetof(struct ibv_context_ops, poll_cq));
+	/* where the endpoint-kind test reads, when a layer is compiled in */
+	printf("kind %zu\n", offsetof(struct fdv_ep_head, kind));
+	printf("layer_kind %d\n", FDV_EP_KIND_LAYER);
+	printf("layers %d\n", FDV_EP_LAYERS);
 #ifdef FABRIC_DIRECT
 	printf("direct 1\n");
 #else

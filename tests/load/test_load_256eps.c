@@ -223,21 +223,26 @@ static int server(struct fdt_side *s, void *arg)
 {
 	static struct side_bufs b;
 	static struct fi_info *reqs[MAX_EPS];
+	static int req_index[MAX_EPS];
 	int nreq = 0, accepted = 0, early = 0;
 	long t0 = flt_now_ms();
 
 	(void)arg;
-	/* accept as the requests come; the FI_CONNECTEDs are counted after */
+	/* Accept as the requests come; the FI_CONNECTEDs are counted after.
+	 * Requests arrive in the order rdma_cm resolves the client's
+	 * endpoints, not the order they were connected in, so each carries
+	 * its client endpoint's index in its CM data. */
 	while (accepted < neps) {
 		while (accepted < nreq) {
 			struct fi_info *info = reqs[accepted];
+			int i = req_index[accepted];
 
 			if (!s->domain) {
 				open_shared(s, info);
 				bufs_alloc(s, &b);
 			}
-			b.ep[accepted] = open_ep(s, info, &b, accepted);
-			FDT_OK(fi_accept(b.ep[accepted], NULL, 0));
+			b.ep[i] = open_ep(s, info, &b, i);
+			FDT_OK(fi_accept(b.ep[i], NULL, 0));
 			fi_freeinfo(info);
 			accepted++;
 		}
@@ -254,6 +259,17 @@ static int server(struct fdt_side *s, void *arg)
 			}
 			FDT_ASSERT(rc > 0, "server EQ: %zd", rc);
 			if (ev == FI_CONNREQ) {
+				uint32_t idx;
+
+				FDT_ASSERT((size_t)rc >= sizeof(*e) + sizeof(idx),
+					   "server: request without its endpoint index");
+				memcpy(&idx, e->data, sizeof(idx));
+				FDT_ASSERT(idx < (uint32_t)neps && !b.ep[idx] && nreq < neps,
+					   "server: request for endpoint %u", idx);
+				for (int k = 0; k < nreq; k++)
+					FDT_ASSERT(req_index[k] != (int)idx,
+						   "server: endpoint %u requested twice", idx);
+				req_index[nreq] = (int)idx;
 				reqs[nreq++] = e->info;
 				continue;
 			}
@@ -294,8 +310,10 @@ static int client(struct fdt_side *s, void *arg)
 	open_shared(s, s->info);
 	bufs_alloc(s, &b);
 	for (int i = 0; i < neps; i++) {
+		uint32_t idx = (uint32_t)i;
+
 		b.ep[i] = open_ep(s, s->info, &b, i);
-		FDT_OK(fi_connect(b.ep[i], s->info->dest_addr, NULL, 0));
+		FDT_OK(fi_connect(b.ep[i], s->info->dest_addr, &idx, sizeof(idx)));
 	}
 	wait_connected(s, &b, neps, NULL, NULL);
 	printf("client: %d connections established after %ld ms\n", neps, flt_now_ms() - t0);

@@ -13,6 +13,7 @@
 #define FABRIC_DIRECT_ATOMIC
 
 #include <fdv/fdv_atomic.h>
+#include <fdv/fdv_config.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,9 +25,9 @@ FDV_INLINE ssize_t fi_atomic(struct fid_ep *ep, const void *buf,
 				enum fi_datatype datatype, enum fi_op op,
 				void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->write(ep, buf, count, desc, dest_addr, addr, key, datatype, op, context);
 #endif
 	return fdv_atomic_write(ep, buf, count, desc, dest_addr, addr, key, datatype, op, context);
 }
@@ -37,9 +38,9 @@ FDV_INLINE ssize_t fi_atomicv(struct fid_ep *ep, const struct fi_ioc *iov,
 				 uint64_t key, enum fi_datatype datatype,
 				 enum fi_op op, void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->writev(ep, iov, desc, count, dest_addr, addr, key, datatype, op, context);
 #endif
 	return fdv_atomic_writev(ep, iov, desc, count, dest_addr, addr, key, datatype, op, context);
 }
@@ -48,9 +49,9 @@ FDV_INLINE ssize_t fi_atomicmsg(struct fid_ep *ep,
 				   const struct fi_msg_atomic *msg,
 				   uint64_t flags)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->writemsg(ep, msg, flags);
 #endif
 	return fdv_atomic_writemsg(ep, msg, flags);
 }
@@ -61,9 +62,9 @@ FDV_INLINE ssize_t fi_inject_atomic(struct fid_ep *ep, const void *buf,
 				       enum fi_datatype datatype,
 				       enum fi_op op)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->inject(ep, buf, count, dest_addr, addr, key, datatype, op);
 #endif
 	return fdv_atomic_inject(ep, buf, count, dest_addr, addr, key, datatype, op);
 }
@@ -75,9 +76,9 @@ FDV_INLINE ssize_t fi_fetch_atomic(struct fid_ep *ep, const void *buf,
 				      enum fi_datatype datatype, enum fi_op op,
 				      void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->readwrite(ep, buf, count, desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
 #endif
 	return fdv_atomic_readwrite(ep, buf, count, desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
 }
@@ -90,9 +91,9 @@ FDV_INLINE ssize_t fi_fetch_atomicv(struct fid_ep *ep,
 				       uint64_t key, enum fi_datatype datatype,
 				       enum fi_op op, void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->readwritev(ep, iov, desc, count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
 #endif
 	return fdv_atomic_readwritev(ep, iov, desc, count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
 }
@@ -103,9 +104,9 @@ FDV_INLINE ssize_t fi_fetch_atomicmsg(struct fid_ep *ep,
 					 void **result_desc,
 					 size_t result_count, uint64_t flags)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->readwritemsg(ep, msg, resultv, result_desc, result_count, flags);
 #endif
 	return fdv_atomic_readwritemsg(ep, msg, resultv, result_desc, result_count, flags);
 }
@@ -119,9 +120,9 @@ FDV_INLINE ssize_t fi_compare_atomic(struct fid_ep *ep, const void *buf,
 					enum fi_datatype datatype,
 					enum fi_op op, void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->compwrite(ep, buf, count, desc, compare, compare_desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
 #endif
 	return fdv_atomic_compwrite(ep, buf, count, desc, compare, compare_desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
 }
@@ -140,9 +141,9 @@ FDV_INLINE ssize_t fi_compare_atomicv(struct fid_ep *ep,
 					 enum fi_datatype datatype,
 					 enum fi_op op, void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->compwritev(ep, iov, desc, count, comparev, compare_desc, compare_count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
 #endif
 	return fdv_atomic_compwritev(ep, iov, desc, count, comparev, compare_desc, compare_count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
 }
@@ -156,9 +157,9 @@ FDV_INLINE ssize_t fi_compare_atomicmsg(struct fid_ep *ep,
 					   void **result_desc,
 					   size_t result_count, uint64_t flags)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->compwritemsg(ep, msg, comparev, compare_desc, compare_count, resultv, result_desc, result_count, flags);
 #endif
 	return fdv_atomic_compwritemsg(ep, msg, comparev, compare_desc, compare_count, resultv, result_desc, result_count, flags);
 }
@@ -166,9 +167,9 @@ FDV_INLINE ssize_t fi_compare_atomicmsg(struct fid_ep *ep,
 FDV_INLINE int fi_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype,
 				 enum fi_op op, size_t *count)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->writevalid(ep, datatype, op, count);
 #endif
 	return fdv_atomic_writevalid(ep, datatype, op, count);
 }
@@ -177,9 +178,9 @@ FDV_INLINE int fi_fetch_atomicvalid(struct fid_ep *ep,
 				       enum fi_datatype datatype,
 				       enum fi_op op, size_t *count)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->readwritevalid(ep, datatype, op, count);
 #endif
 	return fdv_atomic_readwritevalid(ep, datatype, op, count);
 }
@@ -188,9 +189,9 @@ FDV_INLINE int fi_compare_atomicvalid(struct fid_ep *ep,
 					 enum fi_datatype datatype,
 					 enum fi_op op, size_t *count)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->atomic->compwritevalid(ep, datatype, op, count);
 #endif
 	return fdv_atomic_compwritevalid(ep, datatype, op, count);
 }

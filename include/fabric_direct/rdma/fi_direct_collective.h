@@ -13,6 +13,7 @@
 #define FABRIC_DIRECT_COLLECTIVE
 
 #include <fdv/fdv_ep.h>
+#include <fdv/fdv_config.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,9 +78,9 @@ FDV_INLINE ssize_t fi_barrier(struct fid_ep *ep, fi_addr_t coll_addr,
 	(void)ep;
 	(void)coll_addr;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->collective->barrier(ep, coll_addr, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -109,9 +110,9 @@ FDV_INLINE ssize_t fi_broadcast(struct fid_ep *ep, void *buf, size_t count,
 	(void)datatype;
 	(void)flags;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->collective->broadcast(ep, buf, count, desc, coll_addr, root_addr, datatype, flags, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -132,9 +133,9 @@ FDV_INLINE ssize_t fi_alltoall(struct fid_ep *ep, const void *buf,
 	(void)datatype;
 	(void)flags;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->collective->alltoall(ep, buf, count, desc, result, result_desc, coll_addr, datatype, flags, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -156,9 +157,9 @@ FDV_INLINE ssize_t fi_allreduce(struct fid_ep *ep, const void *buf,
 	(void)op;
 	(void)flags;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->collective->allreduce(ep, buf, count, desc, result, result_desc, coll_addr, datatype, op, flags, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -179,9 +180,9 @@ FDV_INLINE ssize_t fi_allgather(struct fid_ep *ep, const void *buf,
 	(void)datatype;
 	(void)flags;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->collective->allgather(ep, buf, count, desc, result, result_desc, coll_addr, datatype, flags, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -204,9 +205,9 @@ FDV_INLINE ssize_t fi_reduce_scatter(struct fid_ep *ep, const void *buf,
 	(void)op;
 	(void)flags;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->collective->reduce_scatter(ep, buf, count, desc, result, result_desc, coll_addr, datatype, op, flags, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -229,9 +230,9 @@ FDV_INLINE ssize_t fi_reduce(struct fid_ep *ep, const void *buf,
 	(void)op;
 	(void)flags;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->collective->reduce(ep, buf, count, desc, result, result_desc, coll_addr, root_addr, datatype, op, flags, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -253,9 +254,9 @@ FDV_INLINE ssize_t fi_scatter(struct fid_ep *ep, const void *buf,
 	(void)datatype;
 	(void)flags;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->collective->scatter(ep, buf, count, desc, result, result_desc, coll_addr, root_addr, datatype, flags, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -277,9 +278,9 @@ FDV_INLINE ssize_t fi_gather(struct fid_ep *ep, const void *buf,
 	(void)datatype;
 	(void)flags;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->collective->gather(ep, buf, count, desc, result, result_desc, coll_addr, root_addr, datatype, flags, context);
 #endif
 	return -FI_ENOSYS;
 }

@@ -14,9 +14,6 @@
 
 #include <fdv/fdv_msg.h>
 #include <fdv/fdv_config.h>
-#if FDV_EP_RSTREAM
-#include <fdv/fdr_msg.h>
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -151,9 +148,9 @@ static inline int fi_srx_context(struct fid_domain *domain,
 FDV_INLINE ssize_t fi_recv(struct fid_ep *ep, void *buf, size_t len,
 			      void *desc, fi_addr_t src_addr, void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return fdr_msg_recv(ep, buf, len, desc, src_addr, context);
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->msg->recv(ep, buf, len, desc, src_addr, context);
 #endif
 	return fdv_msg_recv(ep, buf, len, desc, src_addr, context);
 }
@@ -162,9 +159,9 @@ FDV_INLINE ssize_t fi_recvv(struct fid_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, fi_addr_t src_addr,
 			       void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return fdr_msg_recvv(ep, iov, desc, count, src_addr, context);
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->msg->recvv(ep, iov, desc, count, src_addr, context);
 #endif
 	return fdv_msg_recvv(ep, iov, desc, count, src_addr, context);
 }
@@ -172,9 +169,9 @@ FDV_INLINE ssize_t fi_recvv(struct fid_ep *ep, const struct iovec *iov,
 FDV_INLINE ssize_t fi_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				 uint64_t flags)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return fdr_msg_recvmsg(ep, msg, flags);
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->msg->recvmsg(ep, msg, flags);
 #endif
 	return fdv_msg_recvmsg(ep, msg, flags);
 }
@@ -182,9 +179,9 @@ FDV_INLINE ssize_t fi_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 FDV_INLINE ssize_t fi_send(struct fid_ep *ep, const void *buf, size_t len,
 			      void *desc, fi_addr_t dest_addr, void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return fdr_msg_send(ep, buf, len, desc, dest_addr, context);
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->msg->send(ep, buf, len, desc, dest_addr, context);
 #endif
 	return fdv_msg_send(ep, buf, len, desc, dest_addr, context);
 }
@@ -193,9 +190,9 @@ FDV_INLINE ssize_t fi_sendv(struct fid_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, fi_addr_t dest_addr,
 			       void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return fdr_msg_sendv(ep, iov, desc, count, dest_addr, context);
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->msg->sendv(ep, iov, desc, count, dest_addr, context);
 #endif
 	return fdv_msg_sendv(ep, iov, desc, count, dest_addr, context);
 }
@@ -203,9 +200,9 @@ FDV_INLINE ssize_t fi_sendv(struct fid_ep *ep, const struct iovec *iov,
 FDV_INLINE ssize_t fi_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				 uint64_t flags)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return fdr_msg_sendmsg(ep, msg, flags);
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->msg->sendmsg(ep, msg, flags);
 #endif
 	return fdv_msg_sendmsg(ep, msg, flags);
 }
@@ -213,9 +210,9 @@ FDV_INLINE ssize_t fi_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 FDV_INLINE ssize_t fi_inject(struct fid_ep *ep, const void *buf, size_t len,
 				fi_addr_t dest_addr)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->msg->inject(ep, buf, len, dest_addr);
 #endif
 	return fdv_msg_inject(ep, buf, len, dest_addr);
 }
@@ -224,9 +221,9 @@ FDV_INLINE ssize_t fi_senddata(struct fid_ep *ep, const void *buf,
 				  size_t len, void *desc, uint64_t data,
 				  fi_addr_t dest_addr, void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->msg->senddata(ep, buf, len, desc, data, dest_addr, context);
 #endif
 	return fdv_msg_senddata(ep, buf, len, desc, data, dest_addr, context);
 }
@@ -235,9 +232,9 @@ FDV_INLINE ssize_t fi_injectdata(struct fid_ep *ep, const void *buf,
 				    size_t len, uint64_t data,
 				    fi_addr_t dest_addr)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->msg->injectdata(ep, buf, len, data, dest_addr);
 #endif
 	return fdv_msg_injectdata(ep, buf, len, data, dest_addr);
 }

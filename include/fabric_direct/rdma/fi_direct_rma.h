@@ -13,6 +13,7 @@
 #define FABRIC_DIRECT_RMA
 
 #include <fdv/fdv_rma.h>
+#include <fdv/fdv_config.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,9 +23,9 @@ FDV_INLINE ssize_t fi_read(struct fid_ep *ep, void *buf, size_t len,
 			      void *desc, fi_addr_t src_addr, uint64_t addr,
 			      uint64_t key, void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->rma->read(ep, buf, len, desc, src_addr, addr, key, context);
 #endif
 	return fdv_rma_read(ep, buf, len, desc, src_addr, addr, key, context);
 }
@@ -33,9 +34,9 @@ FDV_INLINE ssize_t fi_readv(struct fid_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, fi_addr_t src_addr,
 			       uint64_t addr, uint64_t key, void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->rma->readv(ep, iov, desc, count, src_addr, addr, key, context);
 #endif
 	return fdv_rma_readv(ep, iov, desc, count, src_addr, addr, key, context);
 }
@@ -43,9 +44,9 @@ FDV_INLINE ssize_t fi_readv(struct fid_ep *ep, const struct iovec *iov,
 FDV_INLINE ssize_t fi_readmsg(struct fid_ep *ep,
 				 const struct fi_msg_rma *msg, uint64_t flags)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->rma->readmsg(ep, msg, flags);
 #endif
 	return fdv_rma_readmsg(ep, msg, flags);
 }
@@ -54,9 +55,9 @@ FDV_INLINE ssize_t fi_write(struct fid_ep *ep, const void *buf, size_t len,
 			       void *desc, fi_addr_t dest_addr, uint64_t addr,
 			       uint64_t key, void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->rma->write(ep, buf, len, desc, dest_addr, addr, key, context);
 #endif
 	return fdv_rma_write(ep, buf, len, desc, dest_addr, addr, key, context);
 }
@@ -65,9 +66,9 @@ FDV_INLINE ssize_t fi_writev(struct fid_ep *ep, const struct iovec *iov,
 				void **desc, size_t count, fi_addr_t dest_addr,
 				uint64_t addr, uint64_t key, void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->rma->writev(ep, iov, desc, count, dest_addr, addr, key, context);
 #endif
 	return fdv_rma_writev(ep, iov, desc, count, dest_addr, addr, key, context);
 }
@@ -75,9 +76,9 @@ FDV_INLINE ssize_t fi_writev(struct fid_ep *ep, const struct iovec *iov,
 FDV_INLINE ssize_t fi_writemsg(struct fid_ep *ep,
 				  const struct fi_msg_rma *msg, uint64_t flags)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->rma->writemsg(ep, msg, flags);
 #endif
 	return fdv_rma_writemsg(ep, msg, flags);
 }
@@ -86,9 +87,9 @@ FDV_INLINE ssize_t fi_inject_write(struct fid_ep *ep, const void *buf,
 				      size_t len, fi_addr_t dest_addr,
 				      uint64_t addr, uint64_t key)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->rma->inject(ep, buf, len, dest_addr, addr, key);
 #endif
 	return fdv_rma_inject(ep, buf, len, dest_addr, addr, key);
 }
@@ -98,9 +99,9 @@ FDV_INLINE ssize_t fi_writedata(struct fid_ep *ep, const void *buf,
 				   fi_addr_t dest_addr, uint64_t addr,
 				   uint64_t key, void *context)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->rma->writedata(ep, buf, len, desc, data, dest_addr, addr, key, context);
 #endif
 	return fdv_rma_writedata(ep, buf, len, desc, data, dest_addr, addr, key, context);
 }
@@ -110,9 +111,9 @@ FDV_INLINE ssize_t fi_inject_writedata(struct fid_ep *ep, const void *buf,
 					  fi_addr_t dest_addr, uint64_t addr,
 					  uint64_t key)
 {
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->rma->injectdata(ep, buf, len, data, dest_addr, addr, key);
 #endif
 	return fdv_rma_injectdata(ep, buf, len, data, dest_addr, addr, key);
 }

@@ -13,6 +13,7 @@
 #define FABRIC_DIRECT_TAGGED
 
 #include <fdv/fdv_ep.h>
+#include <fdv/fdv_config.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,9 +31,9 @@ FDV_INLINE ssize_t fi_trecv(struct fid_ep *ep, void *buf, size_t len,
 	(void)tag;
 	(void)ignore;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->tagged->recv(ep, buf, len, desc, src_addr, tag, ignore, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -49,9 +50,9 @@ FDV_INLINE ssize_t fi_trecvv(struct fid_ep *ep, const struct iovec *iov,
 	(void)tag;
 	(void)ignore;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->tagged->recvv(ep, iov, desc, count, src_addr, tag, ignore, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -63,9 +64,9 @@ FDV_INLINE ssize_t fi_trecvmsg(struct fid_ep *ep,
 	(void)ep;
 	(void)msg;
 	(void)flags;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->tagged->recvmsg(ep, msg, flags);
 #endif
 	return -FI_ENOSYS;
 }
@@ -81,9 +82,9 @@ FDV_INLINE ssize_t fi_tsend(struct fid_ep *ep, const void *buf, size_t len,
 	(void)dest_addr;
 	(void)tag;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->tagged->send(ep, buf, len, desc, dest_addr, tag, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -99,9 +100,9 @@ FDV_INLINE ssize_t fi_tsendv(struct fid_ep *ep, const struct iovec *iov,
 	(void)dest_addr;
 	(void)tag;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->tagged->sendv(ep, iov, desc, count, dest_addr, tag, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -113,9 +114,9 @@ FDV_INLINE ssize_t fi_tsendmsg(struct fid_ep *ep,
 	(void)ep;
 	(void)msg;
 	(void)flags;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->tagged->sendmsg(ep, msg, flags);
 #endif
 	return -FI_ENOSYS;
 }
@@ -128,9 +129,9 @@ FDV_INLINE ssize_t fi_tinject(struct fid_ep *ep, const void *buf,
 	(void)len;
 	(void)dest_addr;
 	(void)tag;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->tagged->inject(ep, buf, len, dest_addr, tag);
 #endif
 	return -FI_ENOSYS;
 }
@@ -148,9 +149,9 @@ FDV_INLINE ssize_t fi_tsenddata(struct fid_ep *ep, const void *buf,
 	(void)dest_addr;
 	(void)tag;
 	(void)context;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->tagged->senddata(ep, buf, len, desc, data, dest_addr, tag, context);
 #endif
 	return -FI_ENOSYS;
 }
@@ -165,9 +166,9 @@ FDV_INLINE ssize_t fi_tinjectdata(struct fid_ep *ep, const void *buf,
 	(void)data;
 	(void)dest_addr;
 	(void)tag;
-#if FDV_EP_RSTREAM
-	if (fdv_ep_kind(ep) == FDV_EP_KIND_STREAM)
-		return -FI_ENOSYS;
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+		return ep->tagged->injectdata(ep, buf, len, data, dest_addr, tag);
 #endif
 	return -FI_ENOSYS;
 }

@@ -73,12 +73,14 @@ struct fdv_cq {
 	fdv_lock_t lock;
 };
 
-/* Out of line, in the library. */
-ssize_t fdv_cq_read_slow(struct fdv_cq *cq, void *buf, size_t count,
-			 fi_addr_t *src_addr);
-ssize_t fdv_cq_deliver_slow(struct fdv_cq *cq, struct ibv_wc *wc, int n,
-			    void *buf, size_t done, fi_addr_t *src_addr);
-ssize_t fdv_cq_poll_failed(struct fdv_cq *cq, int ret);
+/* Out of line, in the library; the first three are the read path's slow
+ * and error cases, cold so their calls stay off the fast path. */
+FDV_COLD ssize_t fdv_cq_read_slow(struct fdv_cq *cq, void *buf, size_t count,
+				  fi_addr_t *src_addr);
+FDV_COLD ssize_t fdv_cq_deliver_slow(struct fdv_cq *cq, struct ibv_wc *wc,
+				     int n, void *buf, size_t done,
+				     fi_addr_t *src_addr);
+FDV_COLD ssize_t fdv_cq_poll_failed(struct fdv_cq *cq, int ret);
 ssize_t fdv_cq_readerr(struct fid_cq *cq, struct fi_cq_err_entry *buf,
 		       uint64_t flags);
 ssize_t fdv_cq_sread(struct fid_cq *cq, void *buf, size_t count,

@@ -23,11 +23,13 @@ FDV_EXTERN_C_BEGIN
 
 /* Endpoint kinds one library serves. Every endpoint object starts with
  * the public fid_ep followed by its kind (struct fdv_ep_head), so a direct
- * wrapper compiled for more than one kind tells them apart with one load;
- * with one kind compiled in, the test is not compiled at all. */
+ * wrapper tells a MSG endpoint, whose calls it inlines, from a layer's
+ * with one compare against an immediate; every layer's endpoint has
+ * FDV_EP_KIND_LAYER and is reached through its own ops tables. With no
+ * layer compiled in (FDV_EP_LAYERS 0) the test is not compiled at all. */
 enum fdv_ep_kind {
 	FDV_EP_KIND_MSG = 0,
-	FDV_EP_KIND_STREAM = 1,	/* rstream: FI_EP_SOCK_STREAM */
+	FDV_EP_KIND_LAYER = 1,	/* a layer over verbs: calls via ep->msg etc. */
 };
 
 struct fdv_ep_head {
@@ -66,12 +68,19 @@ struct fdv_ep {
 	uint64_t *atomic_scratch;
 	uint32_t atomic_scratch_lkey;
 	fdv_lock_t lock;
+	/* Set on a shared receive context only (fi_srx_context): it has no
+	 * QP, so its receives reach the SRQ through the out-of-line path a
+	 * missing qp_rx already takes, and a MSG endpoint's receive pays
+	 * nothing for SRX support. */
+	struct ibv_srq *srq;
 };
 
-/* Out of line, in the library: turn a failed post into an fi error. */
-ssize_t fdv_ep_post_failed(struct fdv_ep *ep, int ret);
-ssize_t fdv_ep_not_ready(struct fdv_ep *ep, int tx);
-ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why);
+/* Out of line and cold, in the library: turn a failed post into an fi
+ * error. */
+FDV_COLD ssize_t fdv_ep_post_failed(struct fdv_ep *ep, int ret);
+FDV_COLD ssize_t fdv_ep_not_ready(struct fdv_ep *ep, int tx);
+FDV_COLD ssize_t fdv_ep_recv_no_qp(struct fdv_ep *ep, struct ibv_recv_wr *wr);
+FDV_COLD ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why);
 
 FDV_INLINE struct fdv_ep *fdv_ep_of(struct fid_ep *ep_fid)
 {
@@ -124,7 +133,7 @@ FDV_INLINE ssize_t fdv_ep_post_recv(struct fdv_ep *ep, struct ibv_recv_wr *wr,
 	fdv_lock(&ep->lock);
 	if (fdv_unlikely(!ep->qp_rx)) {
 		fdv_unlock(&ep->lock);
-		return fdv_ep_not_ready(ep, 0);
+		return fdv_ep_recv_no_qp(ep, wr);
 	}
 	ret = ibv_post_recv(ep->qp_rx, wr, &bad);
 	fdv_unlock(&ep->lock);
@@ -163,5 +172,8 @@ FDV_INLINE size_t fdv_iov_total(const struct iovec *iov, size_t count)
 }
 
 FDV_EXTERN_C_END
+
+/* Every unit that compiles the endpoint data path reports its layout. */
+#include <fdv/fdv_abi.h>
 
 #endif /* FDV_EP_H */

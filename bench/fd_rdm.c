@@ -1,0 +1,465 @@
+/* RDM benchmarks (FI_EP_RDM, "verbs;ofi_rxm"): tagged and untagged
+ * ping-pong latency, streaming bandwidth and message rate between two
+ * processes on one device, and user-space instructions per round trip
+ * under callgrind. The public API only, so the same source builds against
+ * this library (direct and OFF) and against Debian's libfabric 1.17.
+ *
+ *   fd_rdm [-t tlat|lat|tbw|rate] [-s SIZE[,SIZE..]] [-n ITERS] [-w WINDOW]
+ *          [--callgrind] [--variant NAME]
+ *
+ * The process forks a server and a client before touching the device;
+ * names travel over a pipe. Output: one line per size,
+ *   test size iters usec_per_rtt/2 | MB/s | Mmsg/s
+ * and with --callgrind the client brackets every data-path call (post,
+ * receive post, CQ read) with CALLGRIND_TOGGLE_COLLECT, dumps the loop
+ * ("fdrdm:VARIANT:TEST:SIZE:loop") and a calibration of ITERS empty CQ
+ * reads ("...:empty"), and prints the counts needed to turn the dumps
+ * into instructions per round trip (bench/rdm-callgrind.sh does). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#ifdef BENCH_HAVE_CALLGRIND
+#include <valgrind/callgrind.h>
+#define CG_TOGGLE() do { if (cg) CALLGRIND_TOGGLE_COLLECT; } while (0)
+#define CG_DUMP(tag) do { if (cg) CALLGRIND_DUMP_STATS_AT(tag); } while (0)
+#define CG_ZERO() do { if (cg) CALLGRIND_ZERO_STATS; } while (0)
+#else
+#define CG_TOGGLE() do { } while (0)
+#define CG_DUMP(tag) do { (void)(tag); } while (0)
+#define CG_ZERO() do { } while (0)
+#endif
+
+#ifndef BENCH_VARIANT
+#define BENCH_VARIANT "unknown"
+#endif
+
+#define DIE(...) do { fprintf(stderr, "fd_rdm: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
+#define OK(call) do { long rc_ = (long)(call); if (rc_ < 0) \
+	DIE("%s = %ld (%s)", #call, rc_, fi_strerror((int)-rc_)); } while (0)
+
+enum test { T_TLAT, T_LAT, T_TBW, T_RATE };
+static const char *test_names[] = { "tlat", "lat", "tbw", "rate" };
+
+static int cg;
+static const char *variant = BENCH_VARIANT;
+
+struct side {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	fi_addr_t peer;
+	uint8_t *sbuf, *rbuf;
+	uint64_t empties;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void open_side(struct side *s, size_t maxlen)
+{
+	struct fi_info *hints = fi_allocinfo();
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	const char *addr = getenv("FD_RXE_ADDR0");
+
+	if (!addr)
+		DIE("no FD_RXE_ADDR0 (run under tests/rxe/run)");
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_TAGGED;
+	hints->mode = FI_CONTEXT;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->fabric_attr->prov_name = strdup("verbs;ofi_rxm");
+	if (getenv("FD_RXE_DEV0"))
+		hints->domain_attr->name = strdup(getenv("FD_RXE_DEV0"));
+	OK(fi_getinfo(FI_VERSION(1, 17), addr, NULL, FI_SOURCE, hints, &s->info));
+	fi_freeinfo(hints);
+	OK(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
+	OK(fi_domain(s->fabric, s->info, &s->domain, NULL));
+	OK(fi_cq_open(s->domain, &cq_attr, &s->cq, NULL));
+	OK(fi_av_open(s->domain, &av_attr, &s->av, NULL));
+	OK(fi_endpoint(s->domain, s->info, &s->ep, NULL));
+	OK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+	OK(fi_ep_bind(s->ep, &s->av->fid, 0));
+	OK(fi_enable(s->ep));
+	s->sbuf = aligned_alloc(4096, (maxlen + 4095) & ~(size_t)4095);
+	s->rbuf = aligned_alloc(4096, (maxlen + 4095) & ~(size_t)4095);
+	if (!s->sbuf || !s->rbuf)
+		DIE("out of memory");
+	memset(s->sbuf, 0x5a, maxlen);
+	memset(s->rbuf, 0, maxlen);
+}
+
+static void close_side(struct side *s)
+{
+	fi_close(&s->ep->fid);
+	fi_close(&s->av->fid);
+	fi_close(&s->cq->fid);
+	fi_close(&s->domain->fid);
+	fi_close(&s->fabric->fid);
+	fi_freeinfo(s->info);
+	free(s->sbuf);
+	free(s->rbuf);
+}
+
+/* Reap one completion; empty reads are counted for the calibration. */
+static void reap(struct side *s, struct fi_cq_tagged_entry *e)
+{
+	uint64_t spins = 0;
+	ssize_t n;
+
+	for (;;) {
+		CG_TOGGLE();
+		n = fi_cq_read(s->cq, e, 1);
+		CG_TOGGLE();
+		if (n == 1)
+			return;
+		if (n != -FI_EAGAIN) {
+			struct fi_cq_err_entry err = { 0 };
+
+			fi_cq_readerr(s->cq, &err, 0);
+			DIE("completion error %d (%s)", err.err, fi_strerror(err.err));
+		}
+		s->empties++;
+		if (++spins > 4000000000ull)
+			DIE("no completion");
+	}
+}
+
+static ssize_t post_send(struct side *s, enum test t, size_t len, void *ctx)
+{
+	ssize_t rc;
+
+	do {
+		CG_TOGGLE();
+		rc = t == T_LAT ? fi_send(s->ep, s->sbuf, len, NULL, s->peer, ctx)
+				: fi_tsend(s->ep, s->sbuf, len, NULL, s->peer, 1, ctx);
+		CG_TOGGLE();
+		if (rc == -FI_EAGAIN) {
+			struct fi_cq_tagged_entry e;
+
+			reap(s, &e);	/* only sends can be outstanding here */
+		}
+	} while (rc == -FI_EAGAIN);
+	return rc;
+}
+
+static ssize_t post_recv(struct side *s, enum test t, size_t len, void *ctx)
+{
+	ssize_t rc;
+
+	CG_TOGGLE();
+	rc = t == T_LAT ? fi_recv(s->ep, s->rbuf, len, NULL, FI_ADDR_UNSPEC, ctx)
+			: fi_trecv(s->ep, s->rbuf, len, NULL, FI_ADDR_UNSPEC, 1, 0, ctx);
+	CG_TOGGLE();
+	return rc;
+}
+
+/* Wait until `want` receives and `sends` send completions came in. */
+static void reap_until(struct side *s, int recvs, int sends)
+{
+	struct fi_cq_tagged_entry e;
+
+	while (recvs > 0 || sends > 0) {
+		reap(s, &e);
+		if (e.flags & FI_RECV)
+			recvs--;
+		else
+			sends--;
+	}
+}
+
+static void pingpong(struct side *s, int client, enum test t, size_t len, unsigned iters,
+		     unsigned warmup)
+{
+	struct fi_context ctx[2];
+	uint64_t t0 = 0;
+	unsigned i;
+
+	for (i = 0; i < warmup + iters; i++) {
+		if (i == warmup) {
+			s->empties = 0;
+			CG_ZERO();
+			t0 = now_ns();
+		}
+		OK(post_recv(s, t, len, &ctx[0]));
+		if (client) {
+			OK(post_send(s, t, len, &ctx[1]));
+			reap_until(s, 1, 1);
+		} else {
+			reap_until(s, 1, 0);
+			OK(post_send(s, t, len, &ctx[1]));
+			reap_until(s, 0, 1);
+		}
+	}
+	if (client) {
+		double us = (double)(now_ns() - t0) / 1000.0 / iters / 2;
+		char tag[128];
+
+		snprintf(tag, sizeof(tag), "fdrdm:%s:%s:%zu:loop", variant, test_names[t], len);
+		CG_DUMP(tag);
+		printf("%-5s %9zu %7u %10.2f usec (half round trip)\n", test_names[t], len, iters, us);
+		if (cg) {
+			struct fi_cq_tagged_entry e;
+			uint64_t loop_empties = s->empties;
+
+			/* calibration: empty CQ reads alone */
+			for (i = 0; i < iters; i++) {
+				CG_TOGGLE();
+				(void)fi_cq_read(s->cq, &e, 1);
+				CG_TOGGLE();
+			}
+			snprintf(tag, sizeof(tag), "fdrdm:%s:%s:%zu:empty", variant,
+				 test_names[t], len);
+			CG_DUMP(tag);
+			printf("#CG variant=%s test=%s size=%zu iters=%u empties=%llu probes=%u\n",
+			       variant, test_names[t], len, iters,
+			       (unsigned long long)loop_empties, iters);
+		}
+		fflush(stdout);
+	}
+}
+
+#define MAXWIN 256
+
+/* Streaming: the client keeps `window` sends in flight; the server keeps
+ * as many receives posted and acknowledges the end. */
+static void stream(struct side *s, int client, enum test t, size_t len, unsigned iters,
+		   unsigned window)
+{
+	static struct fi_context ctx[MAXWIN + 1];
+	struct fi_cq_tagged_entry e;
+	unsigned posted = 0, done = 0, i;
+	uint64_t t0;
+
+	if (client) {
+		t0 = now_ns();
+		while (done < iters) {
+			while (posted < iters && posted - done < window) {
+				OK(post_send(s, T_TBW, len, &ctx[posted % MAXWIN]));
+				posted++;
+			}
+			reap(s, &e);
+			done++;
+		}
+		/* the server's acknowledgement: everything arrived */
+		OK(post_recv(s, T_TBW, 8, &ctx[MAXWIN]));
+		reap_until(s, 1, 0);
+		{
+			double secs = (double)(now_ns() - t0) / 1e9;
+
+			if (t == T_RATE)
+				printf("%-5s %9zu %7u %10.4f Mmsg/s\n", test_names[t], len, iters,
+				       iters / secs / 1e6);
+			else
+				printf("%-5s %9zu %7u %10.2f MB/s\n", test_names[t], len, iters,
+				       (double)len * iters / secs / 1e6);
+			fflush(stdout);
+		}
+	} else {
+		unsigned want = iters;
+
+		for (i = 0; i < window && i < want; i++)
+			OK(post_recv(s, T_TBW, len, &ctx[i]));
+		posted = i;
+		while (done < want) {
+			reap(s, &e);
+			done++;
+			if (posted < want) {
+				OK(post_recv(s, T_TBW, len, e.op_context));
+				posted++;
+			}
+		}
+		OK(post_send(s, T_TBW, 8, &ctx[MAXWIN]));
+		reap_until(s, 0, 1);
+	}
+}
+
+static void write_all(int fd, const void *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			DIE("pipe write");
+		p = (const char *)p + w;
+		n -= (size_t)w;
+	}
+}
+
+static void read_all(int fd, void *p, size_t n)
+{
+	while (n) {
+		ssize_t r = read(fd, p, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			DIE("pipe read");
+		p = (char *)p + r;
+		n -= (size_t)r;
+	}
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
+
+static size_t parse_size(const char *s, char **end)
+{
+	size_t v = strtoull(s, end, 0);
+
+	switch (**end) {
+	case 'k': case 'K': v <<= 10; (*end)++; break;
+	case 'm': case 'M': v <<= 20; (*end)++; break;
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "test", required_argument, NULL, 't' },
+		{ "size", required_argument, NULL, 's' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "callgrind", no_argument, NULL, 'C' },
+		{ "variant", required_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum test t = T_TLAT;
+	size_t sizes[32], maxlen = 0;
+	int nsizes = 0, c, i, fds[2][2], client;
+	unsigned iters = 1000, window = 64;
+	uint8_t name[256];
+	size_t namelen;
+	struct side s;
+	pid_t pid;
+
+	while ((c = getopt_long(argc, argv, "t:s:n:w:", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			for (i = 0; i < 4 && strcmp(optarg, test_names[i]); i++)
+				;
+			if (i == 4)
+				DIE("unknown test %s (tlat, lat, tbw, rate)", optarg);
+			t = (enum test)i;
+			break;
+		case 's': {
+			char *p = optarg, *end;
+
+			while (*p && nsizes < 32) {
+				sizes[nsizes++] = parse_size(p, &end);
+				p = *end == ',' ? end + 1 : end;
+				if (end == p && *p)
+					DIE("bad size list %s", optarg);
+			}
+			break;
+		}
+		case 'n': iters = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'w': window = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'C': cg = 1; break;
+		case 'V': variant = optarg; break;
+		default: DIE("usage: fd_rdm [-t tlat|lat|tbw|rate] [-s SIZES] [-n ITERS] [-w WINDOW] [--callgrind]");
+		}
+	}
+	if (!nsizes) {
+		if (t == T_RATE)
+			sizes[nsizes++] = 64;
+		else
+			for (size_t l = 64; l <= (t == T_TBW ? (4u << 20) : (1u << 20)); l *= 16)
+				sizes[nsizes++] = l;
+	}
+	if (window < 1 || window > MAXWIN)
+		DIE("window 1..%d", MAXWIN);
+	for (i = 0; i < nsizes; i++)
+		if (sizes[i] > maxlen)
+			maxlen = sizes[i];
+	if (maxlen < 8)
+		maxlen = 8;
+
+	/* fork before any verbs call */
+	if (pipe(fds[0]) || pipe(fds[1]))
+		DIE("pipe");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		DIE("fork");
+	client = pid == 0;
+	if (client)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	pin(client ? 1 : 0);
+	open_side(&s, maxlen);
+	namelen = sizeof(name);
+	OK(fi_getname(&s.ep->fid, name, &namelen));
+	write_all(fds[client][1], name, sizeof(name));
+	read_all(fds[!client][0], name, sizeof(name));
+	if (fi_av_insert(s.av, name, 1, &s.peer, 0, NULL) != 1)
+		DIE("fi_av_insert");
+	if (client)
+		printf("# fd_rdm variant=%s provider=%s test=%s iters=%u\n", variant,
+		       s.info->fabric_attr->prov_name, test_names[t], iters);
+	for (i = 0; i < nsizes; i++) {
+		uint8_t token = 0;
+
+		/* both sides ready before each size */
+		write_all(fds[client][1], &token, 1);
+		read_all(fds[!client][0], &token, 1);
+		if (t == T_TLAT || t == T_LAT)
+			pingpong(&s, client, t, sizes[i], iters, iters / 10 + 10);
+		else
+			stream(&s, client, t, sizes[i], iters, window);
+	}
+	{
+		uint8_t token = 0;
+
+		write_all(fds[client][1], &token, 1);
+		read_all(fds[!client][0], &token, 1);
+	}
+	close_side(&s);
+	if (client)
+		return 0;
+	{
+		int status;
+
+		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			DIE("client failed");
+	}
+	return 0;
+}

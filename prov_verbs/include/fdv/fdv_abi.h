@@ -1,0 +1,38 @@
+/* The guard between an application's inline data path and the library.
+ *
+ * The direct build compiles struct layouts (struct fdv_ep, fdv_cq) and the
+ * knobs of fdv_config.h into the application. A program built against
+ * other headers, or with other knobs, than the library it runs with would
+ * read those structures wrongly; instead, every translation unit that
+ * includes the data path reports what it was compiled with, from a
+ * constructor, before main. The library compares that with its own, and
+ * on any difference fi_getinfo and fi_domain fail with -FI_ENOSYS and a
+ * log line naming both sides, so nothing ever runs on a wrong layout. */
+#ifndef FDV_ABI_H
+#define FDV_ABI_H
+
+#include <stddef.h>
+#include <fdv/fdv_config.h>
+#include <fdv/fdv_compiler.h>
+#include <fdv/fdv_cq.h>
+#include <fdv/fdv_ep.h>
+
+FDV_EXTERN_C_BEGIN
+
+/* In the library: records what a caller compiled against. A weak
+ * reference, so a unit that includes the headers without linking the
+ * library (a header probe) still loads. */
+FDV_COLD __attribute__((weak)) void fdv_abi_announce(unsigned int tag,
+						     size_t ep_size,
+						     size_t cq_size);
+
+static void __attribute__((constructor, used)) fdv_abi_announce_unit(void)
+{
+	if (fdv_abi_announce)
+		fdv_abi_announce(FDV_ABI_TAG, sizeof(struct fdv_ep),
+				 sizeof(struct fdv_cq));
+}
+
+FDV_EXTERN_C_END
+
+#endif /* FDV_ABI_H */

@@ -1,0 +1,70 @@
+/*
+ * The provider table and what dispatches on it: library initialization
+ * and fi_fabric.  This is the only file that names the providers, and it
+ * names them only through the descriptors listed by the build in
+ * fd_providers.h (one per configured layer); the core never includes a
+ * provider's header.
+ */
+#include <pthread.h>
+#include <strings.h>
+
+#include "fd_core.h"
+#include "fd_providers.h"
+
+const struct fd_provider *const fd_providers[] = { FD_PROVIDER_LIST };
+const size_t fd_provider_count = sizeof(fd_providers) / sizeof(fd_providers[0]);
+
+static pthread_once_t fd_init_once = PTHREAD_ONCE_INIT;
+
+static void fd_do_init(void)
+{
+	fd_param_define(NULL, "log_level", FI_PARAM_STRING,
+			"How much to log: warn, trace, info or debug "
+			"(default: warn)");
+	fd_param_define(NULL, "log_prov", FI_PARAM_STRING,
+			"Log only these providers, comma separated; a "
+			"leading ^ logs all but these (default: all)");
+	fd_param_define(NULL, "log_subsys", FI_PARAM_STRING,
+			"Log only these subsystems (core, fabric, domain, "
+			"ep_ctrl, ep_data, av, cq, eq, mr, cntr), comma "
+			"separated; a leading ^ excludes them (default: all)");
+	fd_param_define(NULL, "log_interval", FI_PARAM_INT,
+			"Minimum milliseconds between two rate-limited log "
+			"messages (default 2000)");
+	fd_param_define(NULL, "provider", FI_PARAM_STRING,
+			"Use only these providers, comma separated; a leading "
+			"^ uses all but these (default: all available)");
+
+	for (size_t i = 0; i < fd_provider_count; i++)
+		if (fd_providers[i]->init)
+			fd_providers[i]->init();
+}
+
+void fd_init(void)
+{
+	pthread_once(&fd_init_once, fd_do_init);
+}
+
+/*
+ * fi_fabric takes the provider by its full name, as fi_getinfo reported
+ * it in fabric_attr->prov_name ("verbs", "verbs;rstream"); no name means
+ * the first (core) provider.
+ */
+int fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+	      void *context)
+{
+	if (!attr || !fabric)
+		return -FI_EINVAL;
+	fd_init();
+	for (size_t i = 0; i < fd_provider_count; i++) {
+		const struct fd_provider *prov = fd_providers[i];
+
+		if (attr->prov_name && strcasecmp(attr->prov_name, prov->name))
+			continue;
+		if (!prov->fabric)
+			break;
+		return prov->fabric(attr, fabric, context);
+	}
+	FD_DBG(FD_LOG_FABRIC, "no provider %s", attr->prov_name);
+	return -FI_ENODATA;
+}

@@ -1,0 +1,10 @@
+# MSG endpoint conformance, control path: addresses and backlog a
+# program sets (fi_setname, FI_BACKLOG), receives and registrations of
+# several shapes with FI_CQ_COND_THRESHOLD and vendor_err, IPv6 over rxe,
+# and the kernel objects each CQ and endpoint holds. Each says what it
+# checks at its top; each runs in a few seconds in the VM.
+fd_device_test(test_cm_setname)
+fd_device_test(test_msg_recvv)
+target_sources(fdt_common PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/device/fdt_res.c)
+fd_device_test(test_res_weight)
+fd_device_test(test_msg_ipv6)

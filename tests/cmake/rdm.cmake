@@ -1,0 +1,69 @@
+# RDM layer: counters on the host, FI_EP_RDM device tests in
+# tests/rdm (tests/rdm/README.md says what each checks).
+
+# host: fdm_cntr without a device (it never touches its domain)
+add_executable(test_cntr ${CMAKE_CURRENT_SOURCE_DIR}/host/test_cntr.c)
+target_include_directories(test_cntr PRIVATE ${FD_SRC}/src ${FD_SRC}/prov_verbs/rdm)
+target_compile_definitions(test_cntr PRIVATE _GNU_SOURCE)
+target_link_libraries(test_cntr PRIVATE fabric::fabric)
+target_compile_options(test_cntr PRIVATE ${FD_WARNINGS})
+add_test(NAME test_cntr COMMAND test_cntr)
+set_tests_properties(test_cntr PROPERTIES SKIP_RETURN_CODE 77 LABELS host TIMEOUT 60)
+
+# ---- FI_EP_RDM device tests (tests/rdm) ----
+# Each test is built twice: against this library, and against Debian's
+# libfabric 1.17 (<name>_upstream, not registered: run by hand with
+# tests/rdm/run-upstream.sh, FI_PROVIDER="verbs;ofi_rxm") to check the test
+# itself. Registering the ctests of this library's build needs its RDM
+# layer: FABRIC_DIRECT_RDM_TESTS=ON (default ON once prov_verbs/rdm holds
+# the endpoint code, i.e. the layer is built).
+if(EXISTS ${FD_SRC}/prov_verbs/rdm/fdm_ep.c)
+  set(_fd_rdm_default ON)
+else()
+  set(_fd_rdm_default OFF)
+endif()
+option(FABRIC_DIRECT_RDM_TESTS "Register the FI_EP_RDM device tests" ${_fd_rdm_default})
+
+set(FD_RDM_TESTS rdm_tagged rdm_av rdm_match rdm_peek rdm_large rdm_rma rdm_cntr
+                 rdm_simul rdm_deadpeer rdm_incast)
+set(FD_RDM_DIR ${CMAKE_CURRENT_SOURCE_DIR}/rdm)
+foreach(t ${FD_RDM_TESTS})
+  add_executable(${t} ${FD_RDM_DIR}/${t}.c ${FD_RDM_DIR}/rdmt.c)
+  target_include_directories(${t} PRIVATE ${FD_RDM_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/device)
+  target_link_libraries(${t} PRIVATE fdt_common)
+  target_compile_options(${t} PRIVATE ${FD_WARNINGS})
+  if(FD_UPSTREAM_LIBFABRIC AND FD_UPSTREAM_FABRIC_H)
+    add_executable(${t}_upstream ${FD_RDM_DIR}/${t}.c ${FD_RDM_DIR}/rdmt.c
+                   ${CMAKE_CURRENT_SOURCE_DIR}/device/fdt.c)
+    target_include_directories(${t}_upstream PRIVATE ${FD_RDM_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/device)
+    target_link_libraries(${t}_upstream PRIVATE ${FD_UPSTREAM_LIBFABRIC} ${IBVERBS_LIBRARY})
+    target_compile_definitions(${t}_upstream PRIVATE FDT_UPSTREAM)
+    target_compile_options(${t}_upstream PRIVATE ${FD_WARNINGS})
+  endif()
+  if(FABRIC_DIRECT_RDM_TESTS)
+    add_test(NAME ${t} COMMAND ${t})
+    set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77 LABELS device TIMEOUT 120)
+  endif()
+endforeach()
+
+# ---- real consumers (tests/consumers): Open MPI and fi_pingpong -e rdm ----
+# Over the OFF build's drop-in libfabric.so.1 with its RDM provider; the
+# same scripts take "system" to run over Debian's libfabric instead.
+find_package(MPI COMPONENTS C QUIET)
+if(MPI_C_FOUND)
+  add_executable(mpi_rdm ${CMAKE_CURRENT_SOURCE_DIR}/consumers/mpi_rdm.c)
+  target_link_libraries(mpi_rdm PRIVATE MPI::MPI_C)
+  target_compile_options(mpi_rdm PRIVATE ${FD_WARNINGS})
+endif()
+if(TARGET fabric-direct-libfabric AND FABRIC_DIRECT_RDM_TESTS)
+  if(TARGET mpi_rdm)
+    add_test(NAME consumer_openmpi_rdm
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/consumers/mpi_rdm.sh
+                     $<TARGET_FILE_DIR:fabric-direct-libfabric> $<TARGET_FILE:mpi_rdm>)
+    set_tests_properties(consumer_openmpi_rdm PROPERTIES SKIP_RETURN_CODE 77 LABELS device TIMEOUT 400)
+  endif()
+  add_test(NAME consumer_fi_pingpong_rdm
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/consumers/fi_pingpong_rdm.sh
+                   $<TARGET_FILE_DIR:fabric-direct-libfabric>)
+  set_tests_properties(consumer_fi_pingpong_rdm PROPERTIES SKIP_RETURN_CODE 77 LABELS device TIMEOUT 400)
+endif()
