@@ -111,6 +111,14 @@ struct bm_config {
 	uint32_t window;	/* bandwidth tests: operations in flight */
 };
 #define BM_F_CALLGRIND 1u	/* both sides arm the client requests */
+/* send_bw with --batch N: bits 8..15 of flags hold N (0 or 1: one request
+ * per call, no batching). */
+#define BM_F_BATCH_SHIFT 8
+#define BM_MAX_BATCH 64u
+static inline uint32_t bm_batch(const struct bm_config *cfg)
+{
+	return (cfg->flags >> BM_F_BATCH_SHIFT) & 0xffu;
+}
 #define BM_MAX_SIZE ((uint64_t)4 << 20)
 /* The largest window: below the send and receive queue depths (384) with
  * room for the barrier and the receive the ping-pong tests keep posted. */
@@ -177,6 +185,11 @@ uint8_t *bk_tx(struct bk *b);
  * bk_post_recv may be called until BM_MAX_WINDOW + 2 receives are posted. */
 int bk_post(struct bk *b, enum bm_test t, size_t len, uint32_t seq);
 int bk_post_recv(struct bk *b);
+/* send_bw --batch: n sends (seq .. seq+n-1) handed to the device with one
+ * doorbell: FI_MORE on all but the last (libfabric), one chained
+ * ibv_post_send (raw verbs, perftest's --post_list). Returns how many
+ * were accepted (0 for a full queue). */
+int bk_post_batch(struct bk *b, size_t len, uint32_t seq, uint32_t n);
 /* One poll of the send (tx=1) or receive CQ: 1 when a completion was
  * reaped, 0 when the queue was empty. */
 int bk_poll(struct bk *b, int tx);

@@ -64,6 +64,9 @@ void bm_usage(const char *prog, const char *extra)
 	       "  -w, --warmup N       unmeasured iterations first (default 100)\n"
 	       "  -W, --window N       bandwidth tests: operations in flight (default 64,\n"
 	       "                       at most 256)\n"
+	       "      --batch N        send_bw: N sends per doorbell (FI_MORE on all but\n"
+	       "                       the last; raw verbs: a list of N work requests,\n"
+	       "                       as perftest's --post_list N); default 1\n"
 	       "  -p, --port P         server port (default " BM_DEFAULT_PORT "; --local: any)\n"
 	       "  -b, --bind ADDR      address to listen on (server, --local; default\n"
 	       "                       $FD_RXE_ADDR0 with --local)\n"
@@ -189,7 +192,18 @@ int bm_config_check(const struct bm_config *cfg)
 }
 
 enum { OPT_CPUS = 256, OPT_CPU, OPT_CSV, OPT_JSON, OPT_VARIANT, OPT_CG,
-       OPT_PROGRESS, OPT_SQ, OPT_RQ, OPT_SGE, OPT_INLINE, OPT_HELP };
+       OPT_PROGRESS, OPT_SQ, OPT_RQ, OPT_SGE, OPT_INLINE, OPT_HELP, OPT_BATCH };
+
+/* --batch N: send_bw hands N sends to the device per doorbell. */
+static void bm_parse_batch(const char *arg, struct bm_config *cfg)
+{
+	uint64_t n = bu_parse_num(arg, "batch");
+
+	if (!n || n > BM_MAX_BATCH)
+		bu_die("the batch must be 1..%u", BM_MAX_BATCH);
+	cfg->flags = (cfg->flags & ~(0xffu << BM_F_BATCH_SHIFT)) |
+		     ((uint32_t)n << BM_F_BATCH_SHIFT);
+}
 
 void bm_parse(int argc, char **argv, struct bm_opts *o, const char *default_variant)
 {
@@ -214,6 +228,7 @@ void bm_parse(int argc, char **argv, struct bm_opts *o, const char *default_vari
 		{ "rq-size", required_argument, NULL, OPT_RQ },
 		{ "sge", required_argument, NULL, OPT_SGE },
 		{ "inline", required_argument, NULL, OPT_INLINE },
+		{ "batch", required_argument, NULL, OPT_BATCH },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -302,6 +317,9 @@ void bm_parse(int argc, char **argv, struct bm_opts *o, const char *default_vari
 			break;
 		case OPT_INLINE:
 			o->max_inline = (uint32_t)bu_parse_num(optarg, "inline size");
+			break;
+		case OPT_BATCH:
+			bm_parse_batch(optarg, &o->cfg);
 			break;
 		case 'h':
 			bm_usage(argv[0], raw_help);
@@ -713,11 +731,41 @@ static void bm_cg_finish(struct bm_run *r, enum bm_test t, size_t len)
  * whenever fewer than `window` operations are in flight and otherwise
  * reaps, until `msgs` have completed. A full queue (-EAGAIN) just means
  * reaping first. */
+/* send_bw --batch: the window refills a batch at a time, so each doorbell
+ * carries up to `batch` sends (fewer at the end of the run). */
+static void bm_bw_initiate_batch(struct bm_run *r, size_t len, uint64_t msgs)
+{
+	uint64_t posted = 0, done = 0;
+	uint32_t window = r->cfg->window, batch = bm_batch(r->cfg);
+	struct bu_stall st = { 0, 0 };
+
+	if (batch > window)
+		batch = window;
+	while (done < msgs) {
+		while (posted < msgs && posted - done + batch <= window) {
+			uint32_t n = msgs - posted < batch ? (uint32_t)(msgs - posted) : batch;
+			int got;
+
+			r->n.posts++;
+			got = bk_post_batch(r->b, len, (uint32_t)(posted % BM_MAX_WINDOW), n);
+			posted += (uint64_t)got;
+			if ((uint32_t)got < n)
+				break;
+		}
+		done += (uint64_t)bm_try(r, 1, &st);
+	}
+}
+
 static void bm_bw_initiate(struct bm_run *r, enum bm_test t, size_t len, uint64_t msgs)
 {
 	uint64_t posted = 0, done = 0;
 	uint32_t window = r->cfg->window;
 	struct bu_stall st = { 0, 0 };
+
+	if (t == BM_SEND_BW && bm_batch(r->cfg) > 1) {
+		bm_bw_initiate_batch(r, len, msgs);
+		return;
+	}
 
 	while (done < msgs) {
 		while (posted < msgs && posted - done < window) {

@@ -474,6 +474,28 @@ BM_NOINLINE int bk_post(struct bk *b, enum bm_test t, size_t len, uint32_t seq)
 	return 0;
 }
 
+/* send_bw --batch: FI_MORE tells the provider more sends follow at once;
+ * the last call goes without it and rings the doorbell for all. */
+BM_NOINLINE int bk_post_batch(struct bk *b, size_t len, uint32_t seq, uint32_t n)
+{
+	struct iovec iov = { b->tx, len };
+	void *desc = b->tx_desc;
+	struct fi_msg m = { .msg_iov = &iov, .desc = &desc, .iov_count = 1 };
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		ssize_t rc;
+
+		m.context = &b->bw_ctx[(seq + i) % BM_MAX_WINDOW];
+		rc = fi_sendmsg(b->ep, &m, i + 1 < n ? FI_MORE : 0);
+		if (rc == -FI_EAGAIN)
+			break;
+		if (rc)
+			bu_die("fi_sendmsg of %zu bytes: %s", len, fi_strerror((int)-rc));
+	}
+	return (int)i;
+}
+
 BM_NOINLINE int bk_post_recv(struct bk *b)
 {
 	struct fi_context *ctx = &b->rx_ctx[b->rx_next++ % (BM_MAX_WINDOW + 2)];

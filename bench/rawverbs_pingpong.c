@@ -513,6 +513,31 @@ BM_NOINLINE int bk_post(struct bk *b, enum bm_test t, size_t len, uint32_t seq)
 	return 0;
 }
 
+/* send_bw --batch: n copies of the prebuilt send, chained, one
+ * ibv_post_send (perftest's --post_list). A partial post counts what the
+ * driver took. */
+BM_NOINLINE int bk_post_batch(struct bk *b, size_t len, uint32_t seq, uint32_t n)
+{
+	struct ibv_send_wr wr[BM_MAX_BATCH], *bad = NULL;
+	struct ibv_sge sge = b->sge[BM_SEND_BW];
+	int rc;
+
+	(void)seq;
+	sge.length = (uint32_t)len;
+	for (uint32_t i = 0; i < n; i++) {
+		wr[i] = b->wr[BM_SEND_BW];
+		wr[i].sg_list = &sge;
+		wr[i].send_flags = bk_send_flags(b, len);
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	rc = ibv_post_send(b->qp, wr, &bad);
+	if (!rc)
+		return (int)n;
+	if (rc == ENOMEM && bad)
+		return (int)(bad - wr);
+	bu_die("ibv_post_send (send_bw batch of %u): %s", n, strerror(rc));
+}
+
 BM_NOINLINE int bk_post_recv(struct bk *b)
 {
 	struct ibv_recv_wr *bad;

@@ -43,6 +43,120 @@ static int fdv_wc_err_to_fi(const struct fdv_cq_full *full,
 	return fdv_wc_status_to_fi(wc->status);
 }
 
+/* ---- completion slots: which endpoint a completion came from ---- */
+
+static struct fdv_cq_qp *fdv_cq_find_qp(struct fdv_cq_full *full,
+					uint32_t qp_num, uint32_t *at)
+{
+	uint32_t lo = 0, hi = full->nqps;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (full->qps[mid].qp_num < qp_num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (at)
+		*at = lo;
+	return lo < full->nqps && full->qps[lo].qp_num == qp_num ?
+		&full->qps[lo] : NULL;
+}
+
+int fdv_cq_add_qp(struct fdv_cq_full *full, uint32_t qp_num, struct fdv_ep *ep)
+{
+	uint32_t at;
+	int ret = 0;
+
+	fdv_lock(&full->cq.lock);
+	if (fdv_cq_find_qp(full, qp_num, &at)) {
+		full->qps[at].ep = ep;	/* a number the device reused */
+		goto out;
+	}
+	if (full->nqps == full->qps_cap) {
+		uint32_t cap = full->qps_cap ? 2 * full->qps_cap : 8;
+		struct fdv_cq_qp *qps = realloc(full->qps, cap * sizeof(*qps));
+
+		if (!qps) {
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		full->qps = qps;
+		full->qps_cap = cap;
+	}
+	memmove(&full->qps[at + 1], &full->qps[at],
+		(full->nqps - at) * sizeof(full->qps[0]));
+	full->qps[at].qp_num = qp_num;
+	full->qps[at].ep = ep;
+	full->nqps++;
+out:
+	fdv_unlock(&full->cq.lock);
+	return ret;
+}
+
+void fdv_cq_del_qp(struct fdv_cq_full *full, uint32_t qp_num)
+{
+	uint32_t at;
+
+	fdv_lock(&full->cq.lock);
+	if (fdv_cq_find_qp(full, qp_num, &at)) {
+		memmove(&full->qps[at], &full->qps[at + 1],
+			(full->nqps - at - 1) * sizeof(full->qps[0]));
+		full->nqps--;
+	}
+	fdv_unlock(&full->cq.lock);
+}
+
+/* The slot a tagged completion names, or NULL when its endpoint is gone
+ * (closed while the completion was still queued) or the index lies outside
+ * its ring. Called with the CQ lock held. */
+static struct fdv_wr_slot *fdv_cq_slot_of(struct fdv_cq_full *full,
+					  const struct ibv_wc *wc)
+{
+	struct fdv_cq_qp *qp;
+	uint64_t i;
+
+	if (wc->wr_id < FDV_WR_ID_TAGGED || wc->wr_id == FDV_WR_ID_SILENT)
+		return NULL;
+	qp = fdv_cq_find_qp(full, wc->qp_num, NULL);
+	i = wc->wr_id - FDV_WR_ID_TAGGED;
+	if (!qp || i >= qp->ep->slot_count)
+		return NULL;
+	return &qp->ep->slots[i];
+}
+
+/* Hand a slot back to its endpoint's ring once its completion is out. */
+static void fdv_wr_slot_free(struct fdv_wr_slot *slot)
+{
+	__atomic_store_n(&slot->flags, 0, __ATOMIC_RELEASE);
+}
+
+/* Write one successful, non-silent completion in the CQ's format. False
+ * when it has nobody left to go to: a slot-carrying completion of an
+ * endpoint already closed, whose context went with the endpoint. */
+static bool fdv_cq_fill(struct fdv_cq_full *full, void *buf, size_t i,
+			const struct ibv_wc *wc)
+{
+	uint32_t format = full->cq.format;
+	struct fdv_wr_slot *slot;
+
+	if (wc->wr_id < FDV_WR_ID_TAGGED) {
+		fdv_cq_fill_as(format, buf, i, wc, (void *)(uintptr_t)wc->wr_id,
+			       format == FI_CQ_FORMAT_CONTEXT ? 0 : fdv_wc_flags(wc));
+		return true;
+	}
+	slot = fdv_cq_slot_of(full, wc);
+	if (!slot) {
+		FD_DBG(FD_LOG_CQ, "completion of qp %u for a closed endpoint dropped",
+		       wc->qp_num);
+		return false;
+	}
+	fdv_cq_fill_as(format, buf, i, wc, slot->context, slot->flags);
+	fdv_wr_slot_free(slot);
+	return true;
+}
+
 /* Deliver what a poll returned after the inline loop met an error or a
  * silent completion at wc[0]. Successful silent completions vanish; the
  * first real error and everything polled after it wait in the backlog, in
@@ -55,9 +169,9 @@ ssize_t fdv_cq_deliver_slow(struct fdv_cq *cq, struct ibv_wc *wc, int n,
 
 	for (i = 0; i < n; i++) {
 		if (wc[i].status == IBV_WC_SUCCESS) {
-			if (wc[i].wr_id == FDV_WR_ID_SILENT)
+			if (wc[i].wr_id == FDV_WR_ID_SILENT ||
+			    !fdv_cq_fill(full, buf, done, &wc[i]))
 				continue;
-			fdv_cq_fill(cq->format, buf, done, &wc[i]);
 			if (src_addr)
 				src_addr[done] = FI_ADDR_NOTAVAIL;
 			done++;
@@ -96,8 +210,8 @@ ssize_t fdv_cq_read_slow(struct fdv_cq *cq, void *buf, size_t count,
 		if (wc->status != IBV_WC_SUCCESS &&
 		    !(wc->wr_id == FDV_WR_ID_SILENT && wc->status == IBV_WC_WR_FLUSH_ERR))
 			break;	/* an error: fi_cq_readerr takes it */
-		if (wc->status == IBV_WC_SUCCESS && wc->wr_id != FDV_WR_ID_SILENT) {
-			fdv_cq_fill(cq->format, buf, done, wc);
+		if (wc->status == IBV_WC_SUCCESS && wc->wr_id != FDV_WR_ID_SILENT &&
+		    fdv_cq_fill(full, buf, done, wc)) {
 			if (src_addr)
 				src_addr[done] = FI_ADDR_NOTAVAIL;
 			done++;
@@ -129,6 +243,7 @@ ssize_t fdv_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 {
 	struct fdv_cq *cq;
 	struct fdv_cq_full *full;
+	struct fdv_wr_slot *slot;
 	struct ibv_wc *wc;
 	size_t user_err_size = 0;
 	void *user_err_data = NULL;
@@ -152,12 +267,17 @@ ssize_t fdv_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 	}
 	wc = &full->backlog_wc[full->backlog_head];
 	memset(buf, 0, sizeof(*buf));
-	buf->op_context = wc->wr_id == FDV_WR_ID_SILENT ? NULL :
+	/* A library-owned wr_id is no context: silent requests have none,
+	 * and a slot's endpoint may be gone. */
+	buf->op_context = wc->wr_id >= FDV_WR_ID_TAGGED ? NULL :
 			  (void *)(uintptr_t)wc->wr_id;
 	buf->flags = fdv_wc_err_is_recv(full, wc) ? FI_MSG | FI_RECV : 0;
-	if (fdv_wr_slot_of(wc->wr_id)) {
-		buf->op_context = fdv_wr_slot_of(wc->wr_id)->context;
-		buf->flags = fdv_wr_slot_of(wc->wr_id)->flags;
+	slot = fdv_cq_slot_of(full, wc);
+	if (slot) {
+		buf->op_context = slot->context;
+		buf->flags = slot->flags;
+		if (!(flags & FI_PEEK))
+			fdv_wr_slot_free(slot);
 	}
 	buf->err = fdv_wc_err_to_fi(full, wc);
 	buf->prov_errno = (int)wc->status;
@@ -395,6 +515,7 @@ static int fdv_cq_close(struct fid *fid)
 	if (full->mt_locked)
 		pthread_mutex_destroy(&full->mt_lock);
 	atomic_fetch_sub(&full->domain->refs, 1);
+	free(full->qps);
 	free(full);
 	return 0;
 }

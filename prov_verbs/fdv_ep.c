@@ -71,6 +71,192 @@ ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why)
 	return -FI_EINVAL;
 }
 
+/* ---- FI_MORE: requests held on the endpoint ---- */
+
+/* At most this many requests wait; one more sends them all. Enough to
+ * amortise a doorbell (a system call on rxe) over many small messages,
+ * small enough that an endpoint that uses FI_MORE pays ~10 KiB for it. */
+#define FDV_MORE_MAX 32
+
+/* Held requests, pre-linked: entry i's sg_list points at sge[i] and its
+ * inline payload is copied to bounce + i * bounce_size (the caller may
+ * reuse an FI_INJECT buffer at return, and the device reads inline data
+ * only at ibv_post_send). Entries [head, n) wait; head > 0 only after a
+ * post the device refused part of. */
+struct fdv_more {
+	struct ibv_qp *qp;	/* the connected QP while qp_tx is gated */
+	uint32_t head, n;
+	uint32_t bounce_size;
+	struct ibv_send_wr wr[FDV_MORE_MAX];
+	struct ibv_sge sge[FDV_MORE_MAX][FDV_IOV_MAX];
+	uint8_t bounce[];
+};
+
+static struct fdv_msg_ep *fdv_msg_ep_of(struct fdv_ep *ep)
+{
+	return fdv_container_of(ep, struct fdv_msg_ep, ep);
+}
+
+/* wr_id and signaling as fdv_ep_post_send does them; the slot is taken
+ * here too. Returns 0 or -FI_EAGAIN (slot ring full). */
+static ssize_t fdv_more_prepare(struct fdv_ep *ep, struct ibv_send_wr *wr,
+				uint64_t want_comp, void *context,
+				uint64_t slot_flags)
+{
+	if (slot_flags) {
+		struct fdv_wr_slot *slot = &ep->slots[ep->slot_next];
+
+		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE))
+			return -FI_EAGAIN;
+		slot->context = context;
+		slot->flags = slot_flags;
+		wr->wr_id = FDV_WR_ID_TAGGED + ep->slot_next;
+		wr->send_flags |= IBV_SEND_SIGNALED;
+		ep->slot_next = ep->slot_next + 1 == ep->slot_count ? 0 : ep->slot_next + 1;
+		ep->unsignaled = 0;
+	} else if (want_comp) {
+		wr->wr_id = (uintptr_t)context;
+		wr->send_flags |= IBV_SEND_SIGNALED;
+		ep->unsignaled = 0;
+	} else {
+		wr->wr_id = FDV_WR_ID_SILENT;
+		if (++ep->unsignaled >= ep->signal_every) {
+			wr->send_flags |= IBV_SEND_SIGNALED;
+			ep->unsignaled = 0;
+		}
+	}
+	return 0;
+}
+
+/* Send what waits, plus tail (the current call's request, or NULL), in
+ * one ibv_post_send. On a refusal the accepted prefix is gone, the rest of
+ * the held requests stay held and the tail is not taken. */
+static ssize_t fdv_more_flush(struct fdv_ep *ep, struct fdv_more *more,
+			      struct ibv_send_wr *tail)
+{
+	struct ibv_send_wr *first, *bad = NULL;
+	int ret;
+
+	if (more->head == more->n) {
+		first = tail;
+	} else {
+		more->wr[more->n - 1].next = tail;
+		first = &more->wr[more->head];
+	}
+	if (!first)
+		return 0;
+	ret = ibv_post_send(more->qp, first, &bad);
+	if (more->n)
+		more->wr[more->n - 1].next = NULL;
+	if (!ret || bad == tail) {
+		more->head = more->n = 0;
+		ep->qp_tx = more->qp;	/* nothing waits: open the fast path */
+	} else if (bad >= more->wr && bad < more->wr + more->n) {
+		more->head = (uint32_t)(bad - more->wr);
+	}
+	if (!ret)
+		return 0;
+	/* The driver may have skipped its signaled request: the next one
+	 * is signaled, so the send queue still drains. */
+	ep->unsignaled = ep->signal_every ? ep->signal_every - 1 : 0;
+	return fdv_ep_post_failed(ep, ret);
+}
+
+static ssize_t fdv_more_hold(struct fdv_ep *ep, struct fdv_more *more,
+			     const struct ibv_send_wr *wr)
+{
+	uint32_t i = more->n;
+	struct ibv_send_wr *e = &more->wr[i];
+
+	*e = *wr;
+	e->next = NULL;
+	e->sg_list = more->sge[i];
+	if ((wr->send_flags & IBV_SEND_INLINE) && wr->num_sge) {
+		uint8_t *to = more->bounce + (size_t)i * more->bounce_size;
+		uint32_t len = 0;
+
+		for (int k = 0; k < wr->num_sge; k++) {
+			if (len + wr->sg_list[k].length > more->bounce_size)
+				return fdv_ep_bad_request(ep, "inline request over inject_size");
+			memcpy(to + len, (void *)(uintptr_t)wr->sg_list[k].addr,
+			       wr->sg_list[k].length);
+			len += wr->sg_list[k].length;
+		}
+		more->sge[i][0].addr = (uintptr_t)to;
+		more->sge[i][0].length = len;
+		more->sge[i][0].lkey = 0;
+		e->num_sge = 1;
+	} else {
+		memcpy(more->sge[i], wr->sg_list, (size_t)wr->num_sge * sizeof(*wr->sg_list));
+	}
+	if (i > more->head)
+		more->wr[i - 1].next = e;
+	more->n = i + 1;
+	return 0;
+}
+
+ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
+			 uint64_t want_comp, void *context, uint64_t slot_flags,
+			 int hold)
+{
+	struct fdv_msg_ep *mep = fdv_msg_ep_of(ep);
+	struct fdv_more *more = ep->more;
+	uint32_t saved_slot = ep->slot_next, saved_unsignaled = ep->unsignaled;
+	ssize_t ret;
+
+	if (mep->state != FDV_EP_CONNECTED || !mep->id || !mep->id->qp) {
+		/* Held requests never reach a device once the connection is
+		 * gone: they are dropped without a completion. */
+		if (more)
+			more->head = more->n = 0;
+		return fdv_ep_not_ready(ep, 1);
+	}
+	if (!more && hold) {
+		uint32_t bounce = ep->inject_size;
+
+		more = calloc(1, sizeof(*more) + (size_t)FDV_MORE_MAX * bounce);
+		if (!more)
+			return -FI_ENOMEM;
+		more->bounce_size = bounce;
+		ep->more = more;
+	}
+	if (!more || more->head == more->n) {
+		if (!hold) {
+			/* Not gated by us: the connection's QP is simply not
+			 * published yet (connected under a racing reader). */
+			return fdv_ep_not_ready(ep, 1);
+		}
+		more->qp = mep->id->qp;
+	}
+	if (hold && more->n == FDV_MORE_MAX) {
+		ret = fdv_more_flush(ep, more, NULL);
+		if (ret)
+			return ret;
+	}
+	ret = fdv_more_prepare(ep, wr, want_comp, context, slot_flags);
+	if (ret)
+		return ret;
+	if (!hold) {
+		ret = fdv_more_flush(ep, more, wr);
+	} else {
+		if (more->n == FDV_MORE_MAX) {
+			ret = -FI_EAGAIN;	/* a refused flush left it full */
+		} else {
+			ret = fdv_more_hold(ep, more, wr);
+			if (!ret)
+				ep->qp_tx = NULL;	/* gate the fast path */
+		}
+	}
+	if (ret && slot_flags) {
+		/* The request was not taken: its slot stays free. */
+		ep->slots[saved_slot].flags = 0;
+		ep->slot_next = saved_slot;
+	}
+	if (ret && hold)
+		ep->unsignaled = saved_unsignaled;
+	return ret;
+}
+
 /* ---- binding and enabling ---- */
 
 static int fdv_ep_bind_cq(struct fdv_msg_ep *ep, struct fdv_cq_full *cq,
@@ -206,6 +392,20 @@ static int fdv_ep_enable(struct fdv_msg_ep *ep)
 	}
 	ep->ep.inject_size = tx && tx->inject_size < attr.cap.max_inline_data ?
 		(uint32_t)tx->inject_size : attr.cap.max_inline_data;
+	/* One completion slot per send-queue entry (fdv_cq.h). */
+	ep->ep.slot_count = attr.cap.max_send_wr < FDV_WR_SLOTS_MAX ?
+		attr.cap.max_send_wr : FDV_WR_SLOTS_MAX;
+	if (!ep->ep.slot_count)
+		ep->ep.slot_count = 1;
+	ep->ep.slots = calloc(ep->ep.slot_count, sizeof(*ep->ep.slots));
+	ret = ep->ep.slots ? fdv_cq_add_qp(ep->tx_cq, ep->id->qp->qp_num, &ep->ep) :
+			     -FI_ENOMEM;
+	if (ret) {
+		free(ep->ep.slots);
+		ep->ep.slots = NULL;
+		rdma_destroy_qp(ep->id);
+		return ret;
+	}
 	ep->ep.signal_every = attr.cap.max_send_wr / 2 ? attr.cap.max_send_wr / 2 : 1;
 	/* The device may grant more than was asked; the application was
 	 * promised the info's limits, and those are what it gets checked
@@ -294,11 +494,17 @@ static int fdv_ep_close(struct fid *fid)
 		fdv_eq_forget(ep->eq, fid);
 	}
 	if (ep->id) {
+		/* Completions of this QP still in the CQ no longer find its
+		 * slots; held FI_MORE requests never reach the device. */
+		if (ep->id->qp && ep->ep.slots)
+			fdv_cq_del_qp(ep->tx_cq, ep->id->qp->qp_num);
 		if (ep->id->qp)
 			rdma_destroy_qp(ep->id);
 		if (rdma_destroy_id(ep->id))
 			FD_WARN(FD_LOG_EP_CTRL, "rdma_destroy_id: %s", strerror(errno));
 	}
+	free(ep->ep.slots);
+	free(ep->ep.more);
 	if (ep->tx_cq)
 		atomic_fetch_sub(&ep->tx_cq->refs, 1);
 	if (ep->rx_cq)

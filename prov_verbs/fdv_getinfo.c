@@ -48,9 +48,10 @@
 #error "fdv_config.h must define FDV_THREAD_SAFE"
 #endif
 
-/* What an MSG endpoint over an RC QP can do. */
+/* What an MSG endpoint over an RC QP can do. FI_FENCE is a transmit
+ * capability (IBV_SEND_FENCE on the fenced request). */
 #define FDV_TX_CAPS	(FI_MSG | FI_SEND | FI_RMA | FI_READ | FI_WRITE | \
-			 FI_ATOMIC)
+			 FI_ATOMIC | FI_FENCE)
 #define FDV_RX_CAPS	(FI_MSG | FI_RECV | FI_RMA | FI_REMOTE_READ | \
 			 FI_REMOTE_WRITE | FI_ATOMIC)
 #define FDV_DOMAIN_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)

@@ -119,9 +119,18 @@ struct fdv_cq_full {
 	bool serves_recv;		/* some QP's receive queue completes here */
 	uint32_t backlog_head;
 	struct ibv_wc backlog_wc[FDV_CQ_BATCH];
+	/* The endpoints whose send queues complete here, sorted by QP
+	 * number: how a completion that carries a slot finds its slot. */
+	struct fdv_cq_qp *qps;
+	uint32_t nqps, qps_cap;
 	atomic_int refs;
 	bool mt_locked;			/* as in struct fdv_msg_ep */
 	pthread_mutex_t mt_lock;
+};
+
+struct fdv_cq_qp {
+	uint32_t qp_num;
+	struct fdv_ep *ep;
 };
 
 struct fdv_mr_full {
@@ -240,6 +249,8 @@ int fdv_eq_push_error(struct fdv_eq *eq, struct fid *fid, void *context,
 int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **cq, void *context);
 int fdv_cq_trywait(struct fdv_cq_full *cq);
+int fdv_cq_add_qp(struct fdv_cq_full *cq, uint32_t qp_num, struct fdv_ep *ep);
+void fdv_cq_del_qp(struct fdv_cq_full *cq, uint32_t qp_num);
 
 /* fdv_srx.c */
 int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,

@@ -10,24 +10,17 @@
 #define FDV_MR_ACCESS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
 		       FI_REMOTE_READ | FI_REMOTE_WRITE)
 
-/* Local write is asked for on every registration, not only where the
- * device writes (received messages, RDMA read results, remote writes and
- * atomics): the kernel pins a registration without it read-only, and a
- * read-only pin of anonymous memory the program has not written yet pins
- * the shared zero page on kernels that do not unshare it for long-term
- * pins. The program's first write then gets a page of its own and the
- * device goes on sending zeros from the pinned one: silently wrong data
- * for the common "allocate, register, fill, send" order. Upstream's verbs
- * provider asks for local write on every registration for the same
- * reason.
- * Memory that cannot be written (read-only mappings) is registered again
- * without it (fdv_mr_reg_pages). Remote atomics come with remote write
- * rights, as libfabric defines atomic targets, and only on a device that
- * does atomics at all: some refuse the bit in a registration. */
+/* verbs needs local write for anything the device writes into: received
+ * messages (FI_RECV), data fetched by RDMA read (FI_READ) and remote writes
+ * and atomics landing here (FI_REMOTE_WRITE). Remote atomics come with
+ * remote write rights, as libfabric defines atomic targets, and only on a
+ * device that does atomics at all: some refuse the bit in a registration. */
 static int fdv_mr_ibv_access(const struct fdv_domain *dom, uint64_t access)
 {
-	int ibv = IBV_ACCESS_LOCAL_WRITE;
+	int ibv = 0;
 
+	if (access & (FI_RECV | FI_READ | FI_REMOTE_WRITE))
+		ibv |= IBV_ACCESS_LOCAL_WRITE;
 	if (access & FI_REMOTE_WRITE) {
 		ibv |= IBV_ACCESS_REMOTE_WRITE;
 		if (dom->dev_attr.atomic_cap != IBV_ATOMIC_NONE)
@@ -36,21 +29,6 @@ static int fdv_mr_ibv_access(const struct fdv_domain *dom, uint64_t access)
 	if (access & FI_REMOTE_READ)
 		ibv |= IBV_ACCESS_REMOTE_READ;
 	return ibv;
-}
-
-/* Read-only memory refuses a writable pin (EFAULT, or EACCES on some
- * drivers): then register it for what was asked only, if that needs no
- * local write. */
-static struct ibv_mr *fdv_mr_reg_pages(const struct fdv_domain *dom, const void *buf,
-				       size_t len, uint64_t access)
-{
-	int ibv = fdv_mr_ibv_access(dom, access);
-	struct ibv_mr *ibmr = ibv_reg_mr(dom->pd, (void *)buf, len, ibv);
-
-	if (!ibmr && (errno == EFAULT || errno == EACCES) &&
-	    !(access & (FI_RECV | FI_READ | FI_REMOTE_WRITE)))
-		ibmr = ibv_reg_mr(dom->pd, (void *)buf, len, ibv & ~IBV_ACCESS_LOCAL_WRITE);
-	return ibmr;
 }
 
 static int fdv_mr_close(struct fid *fid)
@@ -100,7 +78,7 @@ static int fdv_mr_register(struct fid *fid, const void *buf, size_t len,
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -FI_ENOMEM;
-	mr->ibmr = fdv_mr_reg_pages(dom, buf, len, access);
+	mr->ibmr = ibv_reg_mr(dom->pd, (void *)buf, len, fdv_mr_ibv_access(dom, access));
 	if (!mr->ibmr) {
 		int err = errno;
 

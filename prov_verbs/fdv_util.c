@@ -81,6 +81,3 @@ int fdv_opt_set_cm_data_size(int level, int optname)
 		return -FI_ENOPROTOOPT;
 	return optname == FI_OPT_CM_DATA_SIZE ? -FI_ENOSYS : -FI_ENOPROTOOPT;
 }
-
-struct fdv_wr_slot fdv_wr_slots[FDV_WR_SLOTS];
-unsigned int fdv_wr_slot_next;

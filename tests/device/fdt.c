@@ -600,6 +600,7 @@ void fdt_server_accept_many(struct fdt_side *base, struct fdt_side *conns, int n
 			c->domain = base->domain;
 			c->eq = base->eq;
 			c->cq_format = base->cq_format;
+			c->cq_size = base->cq_size;
 			c->tx_bind_flags = base->tx_bind_flags;
 			c->rx_bind_flags = base->rx_bind_flags;
 			c->is_server = 1;

@@ -185,7 +185,7 @@ static void test_list(void)
 		CHECK(fi->caps == (FI_MSG | FI_RMA | FI_SEND | FI_RECV |
 				   FI_READ | FI_WRITE | FI_REMOTE_READ |
 				   FI_REMOTE_WRITE | FI_LOCAL_COMM |
-				   FI_REMOTE_COMM), "list: caps 0x%llx",
+				   FI_REMOTE_COMM | FI_FENCE), "list: caps 0x%llx",
 		      (unsigned long long)fi->caps);
 		CHECK(fi->mode == FI_RX_CQ_DATA &&
 		      fi->rx_attr->mode == FI_RX_CQ_DATA, "list: mode");

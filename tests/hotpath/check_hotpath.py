@@ -87,11 +87,22 @@ def walk(insns, start, avoid_edge=None):
 def kind_test(insns, kind_off, layer_kind):
     """(edge to the layer path, instructions of the test) of the
     endpoint-kind test: the first conditional jump after a read of the kind
-    field of the first argument (%rdi), compared with FDV_EP_KIND_LAYER or
-    tested against 0 (FDV_EP_KIND_MSG)."""
-    pat = re.compile(r"\b0x%x\(%%rdi\)" % kind_off)
+    field of the first argument (%rdi, or a register it was copied into
+    before the read: the compiler may keep the endpoint in a callee-saved
+    register), compared with FDV_EP_KIND_LAYER or tested against 0
+    (FDV_EP_KIND_MSG)."""
+    ep_regs = {"rdi"}
+    copy = re.compile(r"^%(\w+),%(\w+)$")
     for i, (a, mnem, ops) in enumerate(insns):
-        if not pat.search(ops):
+        m = copy.match(ops)
+        if mnem == "mov" and m:
+            if m.group(1) in ep_regs:
+                ep_regs.add(m.group(2))
+            else:
+                ep_regs.discard(m.group(2))
+            continue
+        base = re.search(r"\b0x%x\(%%(\w+)\)" % kind_off, ops)
+        if not base or base.group(1) not in ep_regs:
             continue
         cmp_layer = mnem.startswith("cmp") and \
             re.match(r"\$0x%x," % layer_kind, ops) is not None

@@ -54,11 +54,26 @@ FDV_INLINE int fdv_atomic_valid(enum fdv_atomic_kind kind, enum fi_datatype dt,
 	return 0;
 }
 
+/* Every atomic ends here. slot_flags is non-zero (FI_ATOMIC | FI_WRITE)
+ * for the non-fetching forms, whose completion cannot be told from the
+ * verbs opcode; op_flags carries FI_FENCE / FI_MORE of the msg forms. */
+FDV_INLINE ssize_t fdv_atomic_submit(struct fdv_ep *ep, struct ibv_send_wr *wr,
+				     uint64_t want_comp, void *context,
+				     uint64_t slot_flags, uint64_t op_flags)
+{
+	if (slot_flags && want_comp) {
+		wr->send_flags |= fdv_fence_of(op_flags);
+		return fdv_ep_post_send_slot(ep, wr, context, slot_flags, op_flags);
+	}
+	return fdv_ep_post_send_op(ep, wr, want_comp, context, op_flags);
+}
+
 /* One verbs atomic: result lands in (res, res_lkey), 8 bytes. */
 FDV_INLINE ssize_t fdv_atomic_post(struct fdv_ep *ep, enum ibv_wr_opcode opcode,
 				   uint64_t operand, uint64_t compare,
 				   void *res, uint32_t res_lkey, uint64_t addr,
-				   uint64_t key, uint64_t want_comp, void *context)
+				   uint64_t key, uint64_t want_comp, void *context,
+				   uint64_t slot_flags, uint64_t op_flags)
 {
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
@@ -76,7 +91,7 @@ FDV_INLINE ssize_t fdv_atomic_post(struct fdv_ep *ep, enum ibv_wr_opcode opcode,
 	wr.wr.atomic.rkey = (uint32_t)key;
 	wr.wr.atomic.compare_add = opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? compare : operand;
 	wr.wr.atomic.swap = operand;
-	return fdv_ep_post_send(ep, &wr, want_comp, context);
+	return fdv_atomic_submit(ep, &wr, want_comp, context, slot_flags, op_flags);
 }
 
 /* FI_ATOMIC_WRITE is an 8-byte RDMA write: inline when the QP takes 8
@@ -85,7 +100,7 @@ FDV_INLINE ssize_t fdv_atomic_post(struct fdv_ep *ep, enum ibv_wr_opcode opcode,
 FDV_INLINE ssize_t fdv_atomic_post_write8(struct fdv_ep *ep, const void *buf,
 					  void *desc, int inject, uint64_t addr,
 					  uint64_t key, uint64_t want_comp,
-					  void *context)
+					  void *context, uint64_t op_flags)
 {
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
@@ -104,14 +119,16 @@ FDV_INLINE ssize_t fdv_atomic_post_write8(struct fdv_ep *ep, const void *buf,
 	wr.send_flags = inl ? IBV_SEND_INLINE : 0;
 	wr.wr.rdma.remote_addr = addr;
 	wr.wr.rdma.rkey = (uint32_t)key;
-	return fdv_ep_post_send(ep, &wr, want_comp, context);
+	return fdv_atomic_submit(ep, &wr, want_comp, context, FI_ATOMIC | FI_WRITE,
+				 op_flags);
 }
 
 FDV_INLINE ssize_t fdv_atomic_do_write(struct fdv_ep *ep, const void *buf,
 				       size_t count, void *desc, int inject,
 				       uint64_t addr, uint64_t key,
 				       enum fi_datatype dt, enum fi_op op,
-				       uint64_t want_comp, void *context)
+				       uint64_t want_comp, void *context,
+				       uint64_t op_flags)
 {
 	uint64_t v;
 
@@ -120,17 +137,16 @@ FDV_INLINE ssize_t fdv_atomic_do_write(struct fdv_ep *ep, const void *buf,
 	if (fdv_unlikely(count != 1 || !buf))
 		return fdv_ep_bad_request(ep, "atomic count must be 1");
 	/* Underneath it is a fetch-add or an RDMA write; the completion must
-	 * still say FI_ATOMIC | FI_WRITE, which the slot tells the CQ. */
-	if (want_comp)
-		context = fdv_wr_slot_take(context, FI_ATOMIC | FI_WRITE);
+	 * still say FI_ATOMIC | FI_WRITE, which a slot tells the CQ. */
 	if (op == FI_ATOMIC_WRITE)
 		return fdv_atomic_post_write8(ep, buf, desc, inject, addr, key,
-					      want_comp, context);
+					      want_comp, context, op_flags);
 	memcpy(&v, buf, sizeof(v));
 	/* Nobody wants the old value: it lands in the endpoint's scratch. */
 	return fdv_atomic_post(ep, IBV_WR_ATOMIC_FETCH_AND_ADD, v, 0,
 			       ep->atomic_scratch, ep->atomic_scratch_lkey,
-			       addr, key, want_comp, context);
+			       addr, key, want_comp, context,
+			       FI_ATOMIC | FI_WRITE, op_flags);
 }
 
 FDV_INLINE ssize_t fdv_atomic_write(struct fid_ep *ep_fid, const void *buf,
@@ -143,7 +159,7 @@ FDV_INLINE ssize_t fdv_atomic_write(struct fid_ep *ep_fid, const void *buf,
 
 	(void)dest_addr;
 	return fdv_atomic_do_write(ep, buf, count, desc, 0, addr, key,
-				   datatype, op, ep->tx_comp, context);
+				   datatype, op, ep->tx_comp, context, 0);
 }
 
 FDV_INLINE ssize_t fdv_atomic_writev(struct fid_ep *ep_fid,
@@ -160,7 +176,7 @@ FDV_INLINE ssize_t fdv_atomic_writev(struct fid_ep *ep_fid,
 		return fdv_ep_bad_request(ep, "atomic iov count must be 1");
 	return fdv_atomic_do_write(ep, iov[0].addr, iov[0].count,
 				   desc ? desc[0] : NULL, 0, addr, key, datatype,
-				   op, ep->tx_comp, context);
+				   op, ep->tx_comp, context, 0);
 }
 
 FDV_INLINE ssize_t fdv_atomic_writemsg(struct fid_ep *ep_fid,
@@ -173,12 +189,14 @@ FDV_INLINE ssize_t fdv_atomic_writemsg(struct fid_ep *ep_fid,
 			 !msg->msg_iov || !msg->rma_iov ||
 			 msg->rma_iov[0].count != msg->msg_iov[0].count))
 		return fdv_ep_bad_request(ep, "fi_msg_atomic needs one iov and one rma_iov");
+	if (fdv_unlikely(flags & FDV_TX_MSG_BADFLAGS))
+		return -FI_EBADFLAGS;
 	return fdv_atomic_do_write(ep, msg->msg_iov[0].addr, msg->msg_iov[0].count,
 				   msg->desc ? msg->desc[0] : NULL,
 				   (flags & FI_INJECT) != 0, msg->rma_iov[0].addr,
 				   msg->rma_iov[0].key, msg->datatype, msg->op,
 				   (flags | ep->tx_comp) & FI_COMPLETION,
-				   msg->context);
+				   msg->context, flags & (FI_FENCE | FI_MORE));
 }
 
 FDV_INLINE ssize_t fdv_atomic_inject(struct fid_ep *ep_fid, const void *buf,
@@ -188,7 +206,7 @@ FDV_INLINE ssize_t fdv_atomic_inject(struct fid_ep *ep_fid, const void *buf,
 {
 	(void)dest_addr;
 	return fdv_atomic_do_write(fdv_ep_of(ep_fid), buf, count, NULL, 1, addr,
-				   key, datatype, op, 0, NULL);
+				   key, datatype, op, 0, NULL, 0);
 }
 
 FDV_INLINE ssize_t fdv_atomic_do_fetch(struct fdv_ep *ep, const void *buf,
@@ -196,7 +214,7 @@ FDV_INLINE ssize_t fdv_atomic_do_fetch(struct fdv_ep *ep, const void *buf,
 				       void *result_desc, uint64_t addr,
 				       uint64_t key, enum fi_datatype dt,
 				       enum fi_op op, uint64_t want_comp,
-				       void *context)
+				       void *context, uint64_t op_flags)
 {
 	uint64_t v = 0;
 
@@ -209,7 +227,7 @@ FDV_INLINE ssize_t fdv_atomic_do_fetch(struct fdv_ep *ep, const void *buf,
 		memcpy(&v, buf, sizeof(v));
 	return fdv_atomic_post(ep, IBV_WR_ATOMIC_FETCH_AND_ADD, v, 0, result,
 			       fdv_desc_lkey(result_desc), addr, key,
-			       want_comp, context);
+			       want_comp, context, 0, op_flags);
 }
 
 FDV_INLINE ssize_t fdv_atomic_readwrite(struct fid_ep *ep_fid, const void *buf,
@@ -224,7 +242,7 @@ FDV_INLINE ssize_t fdv_atomic_readwrite(struct fid_ep *ep_fid, const void *buf,
 	(void)desc;
 	(void)dest_addr;
 	return fdv_atomic_do_fetch(ep, buf, count, result, result_desc, addr,
-				   key, datatype, op, ep->tx_comp, context);
+				   key, datatype, op, ep->tx_comp, context, 0);
 }
 
 FDV_INLINE ssize_t fdv_atomic_readwritev(struct fid_ep *ep_fid,
@@ -249,7 +267,7 @@ FDV_INLINE ssize_t fdv_atomic_readwritev(struct fid_ep *ep_fid,
 	return fdv_atomic_do_fetch(ep, count ? iov[0].addr : NULL,
 				   resultv[0].count, resultv[0].addr,
 				   result_desc[0], addr, key, datatype, op,
-				   ep->tx_comp, context);
+				   ep->tx_comp, context, 0);
 }
 
 FDV_INLINE ssize_t fdv_atomic_readwritemsg(struct fid_ep *ep_fid,
@@ -267,12 +285,14 @@ FDV_INLINE ssize_t fdv_atomic_readwritemsg(struct fid_ep *ep_fid,
 			 (msg->iov_count && msg->op != FI_ATOMIC_READ &&
 			  msg->msg_iov[0].count != resultv[0].count)))
 		return fdv_ep_bad_request(ep, "fetch atomic msg: one iov, rma_iov, result");
+	if (fdv_unlikely(flags & FDV_TX_MSG_BADFLAGS))
+		return -FI_EBADFLAGS;
 	return fdv_atomic_do_fetch(ep, msg->iov_count ? msg->msg_iov[0].addr : NULL,
 				   resultv[0].count, resultv[0].addr,
 				   result_desc[0], msg->rma_iov[0].addr,
 				   msg->rma_iov[0].key, msg->datatype, msg->op,
 				   (flags | ep->tx_comp) & FI_COMPLETION,
-				   msg->context);
+				   msg->context, flags & (FI_FENCE | FI_MORE));
 }
 
 FDV_INLINE ssize_t fdv_atomic_do_compare(struct fdv_ep *ep, const void *buf,
@@ -280,7 +300,8 @@ FDV_INLINE ssize_t fdv_atomic_do_compare(struct fdv_ep *ep, const void *buf,
 					 void *result, void *result_desc,
 					 uint64_t addr, uint64_t key,
 					 enum fi_datatype dt, enum fi_op op,
-					 uint64_t want_comp, void *context)
+					 uint64_t want_comp, void *context,
+					 uint64_t op_flags)
 {
 	uint64_t swap, cmp;
 
@@ -292,7 +313,7 @@ FDV_INLINE ssize_t fdv_atomic_do_compare(struct fdv_ep *ep, const void *buf,
 	memcpy(&cmp, compare, sizeof(cmp));
 	return fdv_atomic_post(ep, IBV_WR_ATOMIC_CMP_AND_SWP, swap, cmp, result,
 			       fdv_desc_lkey(result_desc), addr, key,
-			       want_comp, context);
+			       want_comp, context, 0, op_flags);
 }
 
 FDV_INLINE ssize_t fdv_atomic_compwrite(struct fid_ep *ep_fid, const void *buf,
@@ -309,7 +330,7 @@ FDV_INLINE ssize_t fdv_atomic_compwrite(struct fid_ep *ep_fid, const void *buf,
 	(void)compare_desc;
 	(void)dest_addr;
 	return fdv_atomic_do_compare(ep, buf, count, compare, result, result_desc,
-				     addr, key, datatype, op, ep->tx_comp, context);
+				     addr, key, datatype, op, ep->tx_comp, context, 0);
 }
 
 FDV_INLINE ssize_t fdv_atomic_compwritev(struct fid_ep *ep_fid,
@@ -338,7 +359,7 @@ FDV_INLINE ssize_t fdv_atomic_compwritev(struct fid_ep *ep_fid,
 	return fdv_atomic_do_compare(ep, iov[0].addr, iov[0].count,
 				     comparev[0].addr, resultv[0].addr,
 				     result_desc[0], addr, key, datatype, op,
-				     ep->tx_comp, context);
+				     ep->tx_comp, context, 0);
 }
 
 FDV_INLINE ssize_t fdv_atomic_compwritemsg(struct fid_ep *ep_fid,
@@ -360,12 +381,14 @@ FDV_INLINE ssize_t fdv_atomic_compwritemsg(struct fid_ep *ep_fid,
 			 comparev[0].count != msg->msg_iov[0].count ||
 			 resultv[0].count != msg->msg_iov[0].count))
 		return fdv_ep_bad_request(ep, "compare atomic msg: counts must be 1");
+	if (fdv_unlikely(flags & FDV_TX_MSG_BADFLAGS))
+		return -FI_EBADFLAGS;
 	return fdv_atomic_do_compare(ep, msg->msg_iov[0].addr, msg->msg_iov[0].count,
 				     comparev[0].addr, resultv[0].addr,
 				     result_desc[0], msg->rma_iov[0].addr,
 				     msg->rma_iov[0].key, msg->datatype, msg->op,
 				     (flags | ep->tx_comp) & FI_COMPLETION,
-				     msg->context);
+				     msg->context, flags & (FI_FENCE | FI_MORE));
 }
 
 FDV_INLINE int fdv_atomic_writevalid(struct fid_ep *ep, enum fi_datatype datatype,

@@ -32,36 +32,21 @@ FDV_EXTERN_C_BEGIN
 
 /* A request whose completion must report other flags than its verbs
  * opcode implies (a non-fetching atomic is a fetch-add or an RDMA write
- * underneath) carries as wr_id FDV_WR_ID_TAGGED + i, naming slot i, which
- * holds the user's context and the flags. A slot is reused after
- * FDV_WR_SLOTS more such requests: far more than can be outstanding on the
- * send queues of one process. */
+ * underneath) carries as wr_id FDV_WR_ID_TAGGED + i, naming slot i of its
+ * endpoint's slot ring, which holds the user's context and the flags. The
+ * CQ finds the endpoint from the completion's QP number. A slot is busy
+ * (flags != 0) from the post until the CQ hands its completion to the
+ * application, and a post that finds its slot still busy gets -FI_EAGAIN:
+ * a slot is never reused while its completion may still be read. The ring
+ * has one slot per send-queue entry, so it fills only when the application
+ * leaves that many completions unread. */
 struct fdv_wr_slot {
 	void *context;
-	uint64_t flags;
+	uint64_t flags;		/* 0: free */
 };
 
-#define FDV_WR_SLOTS 65536
-#define FDV_WR_ID_TAGGED (UINT64_MAX - FDV_WR_SLOTS)
-extern struct fdv_wr_slot fdv_wr_slots[FDV_WR_SLOTS];
-extern unsigned int fdv_wr_slot_next;
-
-/* Returns what the request passes as its context: the slot's wr_id. */
-FDV_INLINE void *fdv_wr_slot_take(void *context, uint64_t flags)
-{
-	unsigned int i = __atomic_fetch_add(&fdv_wr_slot_next, 1, __ATOMIC_RELAXED) %
-			 FDV_WR_SLOTS;
-
-	fdv_wr_slots[i].context = context;
-	fdv_wr_slots[i].flags = flags;
-	return (void *)(uintptr_t)(FDV_WR_ID_TAGGED + i);
-}
-
-FDV_INLINE const struct fdv_wr_slot *fdv_wr_slot_of(uint64_t wr_id)
-{
-	return wr_id >= FDV_WR_ID_TAGGED && wr_id != FDV_WR_ID_SILENT ?
-		&fdv_wr_slots[wr_id - FDV_WR_ID_TAGGED] : NULL;
-}
+#define FDV_WR_SLOTS_MAX (1u << 24)
+#define FDV_WR_ID_TAGGED (UINT64_MAX - FDV_WR_SLOTS_MAX)
 
 struct fdv_cq {
 	struct fid_cq cq_fid;	/* first: the application holds &cq_fid */
@@ -172,19 +157,6 @@ FDV_INLINE void fdv_cq_fill_as(uint32_t format, void *buf, size_t i,
 		break;
 	}
 	}
-}
-
-/* Any successful completion, slot or not (the library's slow paths). */
-FDV_INLINE void fdv_cq_fill(uint32_t format, void *buf, size_t i,
-			    const struct ibv_wc *wc)
-{
-	const struct fdv_wr_slot *slot = fdv_wr_slot_of(wc->wr_id);
-
-	if (slot)
-		fdv_cq_fill_as(format, buf, i, wc, slot->context, slot->flags);
-	else
-		fdv_cq_fill_as(format, buf, i, wc, (void *)(uintptr_t)wc->wr_id,
-			       format == FI_CQ_FORMAT_CONTEXT ? 0 : fdv_wc_flags(wc));
 }
 
 /* The inline loop for one format, which the caller passes as a constant:

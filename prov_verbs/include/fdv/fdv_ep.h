@@ -14,6 +14,8 @@
 
 FDV_EXTERN_C_BEGIN
 
+struct fdv_more;
+
 /* Largest scatter/gather list a data-path call builds on its stack; the
  * endpoint's iov limits never exceed it. */
 #define FDV_IOV_MAX 8
@@ -67,6 +69,16 @@ struct fdv_ep {
 	 * return it, and nobody asked for it. */
 	uint64_t *atomic_scratch;
 	uint32_t atomic_scratch_lkey;
+	/* Completion slots (fdv_cq.h): one per send-queue entry, used in
+	 * send-queue order by the requests that need one. */
+	uint32_t slot_count;
+	uint32_t slot_next;
+	struct fdv_wr_slot *slots;
+	/* Requests posted with FI_MORE wait here (library-owned, allocated at
+	 * the first FI_MORE). While any wait, qp_tx is NULL, so every post
+	 * takes the out-of-line path that sends them first: the common case
+	 * pays no test for it. */
+	struct fdv_more *more;
 	fdv_lock_t lock;
 	/* Set on a shared receive context only (fi_srx_context): it has no
 	 * QP, so its receives reach the SRQ through the out-of-line path a
@@ -75,12 +87,37 @@ struct fdv_ep {
 	struct ibv_srq *srq;
 };
 
+/* Operation flags the *msg forms can honour: on an RC queue pair every
+ * completion already means the peer's device took the data (inject and
+ * transmit complete); FI_FENCE maps to IBV_SEND_FENCE and FI_MORE to one
+ * chained post. */
+#define FDV_TX_MSG_FLAGS (FI_COMPLETION | FI_REMOTE_CQ_DATA | FI_INJECT | \
+			  FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |	  \
+			  FI_FENCE | FI_MORE)
+/* What no verbs request can do: triggered operations, receive-side
+ * matching flags, and completion levels past the peer's device. Other
+ * bits (capabilities such as FI_MSG that some programs pass along) are
+ * ignored, as upstream's verbs provider ignores every bit it does not
+ * use. */
+#define FDV_TX_MSG_BADFLAGS (FI_MULTI_RECV | FI_PEEK | FI_TRIGGER |	    \
+			     FI_DELIVERY_COMPLETE | FI_COMMIT_COMPLETE |    \
+			     FI_MATCH_COMPLETE | FI_CLAIM | FI_DISCARD)
+#define FDV_RX_MSG_BADFLAGS (FI_MULTI_RECV | FI_PEEK | FI_CLAIM | \
+			     FI_DISCARD | FI_TRIGGER)
+
 /* Out of line and cold, in the library: turn a failed post into an fi
  * error. */
 FDV_COLD ssize_t fdv_ep_post_failed(struct fdv_ep *ep, int ret);
 FDV_COLD ssize_t fdv_ep_not_ready(struct fdv_ep *ep, int tx);
 FDV_COLD ssize_t fdv_ep_recv_no_qp(struct fdv_ep *ep, struct ibv_recv_wr *wr);
 FDV_COLD ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why);
+/* Called with the endpoint lock held when qp_tx is NULL or the request
+ * carries FI_MORE: holds the request (more), or sends the held ones and
+ * this one in one ibv_post_send, or reports why the endpoint cannot send.
+ * slot_flags != 0 when the request needs a completion slot. */
+ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
+			 uint64_t want_comp, void *context,
+			 uint64_t slot_flags, int more);
 
 FDV_INLINE struct fdv_ep *fdv_ep_of(struct fid_ep *ep_fid)
 {
@@ -100,8 +137,10 @@ FDV_INLINE ssize_t fdv_ep_post_send(struct fdv_ep *ep, struct ibv_send_wr *wr,
 	wr->next = NULL;
 	fdv_lock(&ep->lock);
 	if (fdv_unlikely(!ep->qp_tx)) {
+		ssize_t held = fdv_ep_post_held(ep, wr, want_comp, context, 0, 0);
+
 		fdv_unlock(&ep->lock);
-		return fdv_ep_not_ready(ep, 1);
+		return held;
 	}
 	if (want_comp) {
 		wr->wr_id = (uintptr_t)context;
@@ -120,6 +159,76 @@ FDV_INLINE ssize_t fdv_ep_post_send(struct fdv_ep *ep, struct ibv_send_wr *wr,
 		ep->unsignaled = unsignaled;
 	fdv_unlock(&ep->lock);
 	return fdv_likely(!ret) ? 0 : fdv_ep_post_failed(ep, ret);
+}
+
+/* A request whose completion needs a slot (want_comp implied). The slot is
+ * the next in the endpoint's ring; it is still busy only when the
+ * application left a whole send queue's worth of them unread. */
+FDV_INLINE ssize_t fdv_ep_post_send_slot(struct fdv_ep *ep,
+					 struct ibv_send_wr *wr, void *context,
+					 uint64_t slot_flags, uint64_t op_flags)
+{
+	struct ibv_send_wr *bad;
+	struct fdv_wr_slot *slot;
+	uint32_t i;
+	int ret;
+
+	wr->next = NULL;
+	fdv_lock(&ep->lock);
+	if (fdv_unlikely(!ep->qp_tx || (op_flags & FI_MORE))) {
+		ssize_t held = fdv_ep_post_held(ep, wr, FI_COMPLETION, context,
+						slot_flags, (op_flags & FI_MORE) != 0);
+
+		fdv_unlock(&ep->lock);
+		return held;
+	}
+	i = ep->slot_next;
+	slot = &ep->slots[i];
+	/* Freed by the CQ reader (release store) once the completion was
+	 * handed out; plain loads and stores, no locked instruction. */
+	if (fdv_unlikely(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE))) {
+		fdv_unlock(&ep->lock);
+		return -FI_EAGAIN;
+	}
+	slot->context = context;
+	slot->flags = slot_flags;
+	wr->wr_id = FDV_WR_ID_TAGGED + i;
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	ret = ibv_post_send(ep->qp_tx, wr, &bad);
+	if (fdv_likely(!ret)) {
+		ep->unsignaled = 0;
+		ep->slot_next = i + 1 == ep->slot_count ? 0 : i + 1;
+	} else {
+		slot->flags = 0;
+	}
+	fdv_unlock(&ep->lock);
+	return fdv_likely(!ret) ? 0 : fdv_ep_post_failed(ep, ret);
+}
+
+/* IBV_SEND_FENCE is bit 0 of send_flags; FI_FENCE is one bit of the
+ * operation flags: a shift and a mask, no branch. */
+FDV_INLINE unsigned int fdv_fence_of(uint64_t op_flags)
+{
+	return (unsigned int)((op_flags / FI_FENCE) & 1) * IBV_SEND_FENCE;
+}
+
+/* The *msg forms end here: op_flags may carry FI_FENCE and FI_MORE; for
+ * every other form it is the constant 0 and this is fdv_ep_post_send. */
+FDV_INLINE ssize_t fdv_ep_post_send_op(struct fdv_ep *ep, struct ibv_send_wr *wr,
+				       uint64_t want_comp, void *context,
+				       uint64_t op_flags)
+{
+	wr->send_flags |= fdv_fence_of(op_flags);
+	if (fdv_unlikely(op_flags & FI_MORE)) {
+		ssize_t ret;
+
+		wr->next = NULL;
+		fdv_lock(&ep->lock);
+		ret = fdv_ep_post_held(ep, wr, want_comp, context, 0, 1);
+		fdv_unlock(&ep->lock);
+		return ret;
+	}
+	return fdv_ep_post_send(ep, wr, want_comp, context);
 }
 
 FDV_INLINE ssize_t fdv_ep_post_recv(struct fdv_ep *ep, struct ibv_recv_wr *wr,

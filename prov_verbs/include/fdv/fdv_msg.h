@@ -1,4 +1,5 @@
-/* FI_MSG on an RC queue pair: every call is one work request. */
+/* FI_MSG on an RC queue pair: every call is one work request (FI_MORE
+ * holds it until a call without FI_MORE sends them together). */
 #include <rdma/fi_endpoint.h>
 
 #ifndef FDV_MSG_H
@@ -105,7 +106,8 @@ FDV_INLINE ssize_t fdv_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 FDV_INLINE ssize_t fdv_msg_sendv_flags(struct fdv_ep *ep,
 				       const struct iovec *iov, void **desc,
 				       size_t count, void *context,
-				       uint64_t flags, uint64_t data)
+				       uint64_t flags, uint64_t data,
+				       uint64_t op_flags)
 {
 	struct ibv_sge sge[FDV_IOV_MAX];
 	struct ibv_send_wr wr;
@@ -132,8 +134,8 @@ FDV_INLINE ssize_t fdv_msg_sendv_flags(struct fdv_ep *ep,
 	} else {
 		wr.opcode = IBV_WR_SEND;
 	}
-	return fdv_ep_post_send(ep, &wr, (flags | ep->tx_comp) & FI_COMPLETION,
-				context);
+	return fdv_ep_post_send_op(ep, &wr, (flags | ep->tx_comp) & FI_COMPLETION,
+				   context, op_flags);
 }
 
 FDV_INLINE ssize_t fdv_msg_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -143,7 +145,7 @@ FDV_INLINE ssize_t fdv_msg_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct fdv_ep *ep = fdv_ep_of(ep_fid);
 
 	(void)dest_addr;
-	return fdv_msg_sendv_flags(ep, iov, desc, count, context, ep->tx_comp, 0);
+	return fdv_msg_sendv_flags(ep, iov, desc, count, context, ep->tx_comp, 0, 0);
 }
 
 FDV_INLINE ssize_t fdv_msg_sendmsg(struct fid_ep *ep_fid,
@@ -153,8 +155,11 @@ FDV_INLINE ssize_t fdv_msg_sendmsg(struct fid_ep *ep_fid,
 
 	if (fdv_unlikely(!msg))
 		return fdv_ep_bad_request(ep, "NULL fi_msg");
+	if (fdv_unlikely(flags & FDV_TX_MSG_BADFLAGS))
+		return -FI_EBADFLAGS;
 	return fdv_msg_sendv_flags(ep, msg->msg_iov, msg->desc, msg->iov_count,
-				   msg->context, flags, msg->data);
+				   msg->context, flags, msg->data,
+				   flags & (FI_FENCE | FI_MORE));
 }
 
 FDV_INLINE ssize_t fdv_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
@@ -224,8 +229,9 @@ FDV_INLINE ssize_t fdv_msg_recvmsg(struct fid_ep *ep_fid,
 	if (fdv_unlikely(!msg))
 		return fdv_ep_bad_request(ep, "NULL fi_msg");
 	/* Peeking, claiming and multi-receive buffers need matching in
-	 * software, which an RC receive queue does not do. */
-	if (fdv_unlikely(flags & (FI_PEEK | FI_CLAIM | FI_MULTI_RECV)))
+	 * software, which an RC receive queue does not do. FI_MORE is a
+	 * hint a receive may ignore: it is posted at once. */
+	if (fdv_unlikely(flags & FDV_RX_MSG_BADFLAGS))
 		return -FI_EBADFLAGS;
 	return fdv_msg_recvv_flags(ep, msg->msg_iov, msg->desc, msg->iov_count,
 				   msg->context, flags);

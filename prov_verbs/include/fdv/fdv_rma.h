@@ -18,7 +18,8 @@ FDV_INLINE int fdv_rma_key_ok(uint64_t key)
 FDV_INLINE ssize_t fdv_rma_post(struct fdv_ep *ep, struct ibv_sge *sge,
 				int num_sge, int inl, enum ibv_wr_opcode opcode,
 				uint64_t addr, uint64_t key, uint32_t imm_be,
-				uint64_t want_comp, void *context)
+				uint64_t want_comp, void *context,
+				uint64_t op_flags)
 {
 	struct ibv_send_wr wr;
 
@@ -31,7 +32,7 @@ FDV_INLINE ssize_t fdv_rma_post(struct fdv_ep *ep, struct ibv_sge *sge,
 	wr.imm_data = imm_be;
 	wr.wr.rdma.remote_addr = addr;
 	wr.wr.rdma.rkey = (uint32_t)key;
-	return fdv_ep_post_send(ep, &wr, want_comp, context);
+	return fdv_ep_post_send_op(ep, &wr, want_comp, context, op_flags);
 }
 
 /* One local buffer: inline when a write fits, else it needs its lkey. */
@@ -62,7 +63,7 @@ FDV_INLINE ssize_t fdv_rma_one(struct fdv_ep *ep, const void *buf, size_t len,
 	sge.addr = (uintptr_t)buf;
 	sge.length = (uint32_t)len;
 	return fdv_rma_post(ep, &sge, len ? 1 : 0, inl, opcode, addr, key,
-			    imm_be, want_comp, context);
+			    imm_be, want_comp, context, 0);
 }
 
 FDV_INLINE ssize_t fdv_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
@@ -112,7 +113,7 @@ FDV_INLINE ssize_t fdv_rma_inject_one(struct fdv_ep *ep, const void *buf,
 	sge.length = (uint32_t)len;
 	sge.lkey = 0;
 	return fdv_rma_post(ep, &sge, len ? 1 : 0, 1, opcode, addr, key, imm_be,
-			    0, NULL);
+			    0, NULL, 0);
 }
 
 FDV_INLINE ssize_t fdv_rma_inject(struct fid_ep *ep_fid, const void *buf,
@@ -139,7 +140,7 @@ FDV_INLINE ssize_t fdv_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
 FDV_INLINE ssize_t fdv_rma_vec(struct fdv_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, int is_read,
 			       uint64_t addr, uint64_t key, uint64_t flags,
-			       uint64_t data, void *context)
+			       uint64_t data, void *context, uint64_t op_flags)
 {
 	struct ibv_sge sge[FDV_IOV_MAX];
 	enum ibv_wr_opcode opcode;
@@ -164,7 +165,8 @@ FDV_INLINE ssize_t fdv_rma_vec(struct fdv_ep *ep, const struct iovec *iov,
 		opcode = IBV_WR_RDMA_WRITE;
 	return fdv_rma_post(ep, sge, (int)count, inl, opcode, addr, key,
 			    fdv_htobe32((uint32_t)data),
-			    (flags | ep->tx_comp) & FI_COMPLETION, context);
+			    (flags | ep->tx_comp) & FI_COMPLETION, context,
+			    op_flags);
 }
 
 FDV_INLINE ssize_t fdv_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -174,7 +176,8 @@ FDV_INLINE ssize_t fdv_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct fdv_ep *ep = fdv_ep_of(ep_fid);
 
 	(void)src_addr;
-	return fdv_rma_vec(ep, iov, desc, count, 1, addr, key, ep->tx_comp, 0, context);
+	return fdv_rma_vec(ep, iov, desc, count, 1, addr, key, ep->tx_comp, 0,
+			   context, 0);
 }
 
 FDV_INLINE ssize_t fdv_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -184,7 +187,8 @@ FDV_INLINE ssize_t fdv_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov
 	struct fdv_ep *ep = fdv_ep_of(ep_fid);
 
 	(void)dest_addr;
-	return fdv_rma_vec(ep, iov, desc, count, 0, addr, key, ep->tx_comp, 0, context);
+	return fdv_rma_vec(ep, iov, desc, count, 0, addr, key, ep->tx_comp, 0,
+			   context, 0);
 }
 
 FDV_INLINE ssize_t fdv_rma_msg(struct fdv_ep *ep, const struct fi_msg_rma *msg,
@@ -192,11 +196,13 @@ FDV_INLINE ssize_t fdv_rma_msg(struct fdv_ep *ep, const struct fi_msg_rma *msg,
 {
 	if (fdv_unlikely(!msg || msg->rma_iov_count != 1 || !msg->rma_iov))
 		return fdv_ep_bad_request(ep, "fi_msg_rma needs exactly one rma_iov");
+	if (fdv_unlikely(flags & FDV_TX_MSG_BADFLAGS))
+		return -FI_EBADFLAGS;
 	if (fdv_unlikely(msg->rma_iov[0].len < fdv_iov_total(msg->msg_iov, msg->iov_count)))
 		return fdv_ep_bad_request(ep, "rma_iov shorter than the local iov");
 	return fdv_rma_vec(ep, msg->msg_iov, msg->desc, msg->iov_count, is_read,
 			   msg->rma_iov[0].addr, msg->rma_iov[0].key, flags,
-			   msg->data, msg->context);
+			   msg->data, msg->context, flags & (FI_FENCE | FI_MORE));
 }
 
 FDV_INLINE ssize_t fdv_rma_readmsg(struct fid_ep *ep_fid,
