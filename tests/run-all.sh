@@ -18,8 +18,10 @@
 #                            test and a subset (it shares every line but the
 #                            lock)
 # The subsets are ctest labels (asan, safe, tsan; see tests/CMakeLists.txt).
-#   build/asan-gcc           ASan+UBSan+LSan, direct, gcc    } device subset
-#   build/asan-clang-off     ASan+UBSan+LSan, OFF, clang     }
+#   build/asan-gcc           ASan+UBSan+LSan, direct, gcc: the asan device
+#                            subset (the OFF build's ops tables call the
+#                            same provider functions; its clang ASan run was
+#                            dropped to keep CI near 30 minutes)
 #   build/tsan-clang         TSan, FI_THREAD_SAFE, clang: the threaded tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,9 +55,6 @@ build build/direct-safe-clang -DFABRIC_DIRECT=verbs -DFABRIC_DIRECT_THREADING=sa
 stamp "build: ASan+UBSan, FABRIC_DIRECT=verbs (gcc)"
 build build/asan-gcc -DFABRIC_DIRECT=verbs -DFABRIC_DIRECT_SANITIZE=address,undefined \
   -DCMAKE_C_COMPILER=gcc "${sanitized[@]}"
-stamp "build: ASan+UBSan, FABRIC_DIRECT=OFF (clang)"
-build build/asan-clang-off -DFABRIC_DIRECT=OFF -DFABRIC_DIRECT_SANITIZE=address,undefined \
-  -DCMAKE_C_COMPILER=clang "${sanitized[@]}"
 stamp "build: TSan, FI_THREAD_SAFE (clang)"
 build build/tsan-clang -DFABRIC_DIRECT=verbs -DFABRIC_DIRECT_THREADING=safe \
   -DFABRIC_DIRECT_SANITIZE=thread -DCMAKE_C_COMPILER=clang "${sanitized[@]}"
@@ -75,7 +74,6 @@ tests/rxe/run --timeout "${FD_DEVICE_TIMEOUT:-3600}" -- \
   "$root/tests/run_device_tests.sh" "$root/build/direct" "$root/build/off" \
   "$root/build/direct-safe-clang:safe" \
   "$root/build/asan-gcc:asan" \
-  "$root/build/asan-clang-off:asan" \
   "$root/build/tsan-clang:tsan"
 
 # The cable between two VMs cut for 2 s (the connection survives) and for
