@@ -38,6 +38,13 @@ elseif(FABRIC_DIRECT_THREADING STREQUAL "domain")
 else()
   message(FATAL_ERROR "FABRIC_DIRECT_THREADING must be 'domain' or 'safe'")
 endif()
+# Locked ops tables beside the lock-free ones: only where no application
+# inlines the data path and the data path has no lock of its own.
+if(NOT FD_DIRECT AND NOT FDV_THREAD_SAFE)
+  set(FDV_OPS_LOCKED 1)
+else()
+  set(FDV_OPS_LOCKED 0)
+endif()
 if(FABRIC_DIRECT_RSTREAM)
   set(FD_HAVE_RSTREAM 1)
 else()

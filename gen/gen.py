@@ -6,6 +6,8 @@ public headers in include/rdma (the calls' signatures and default bodies).
 Outputs (committed; never edit them by hand):
   include/fabric_direct/rdma/fi_direct*.h
   prov_verbs/fdv_ops_gen.c, prov_verbs/fdv_ops.h
+  prov_verbs/fdv_ops_locked_gen.c            the OFF build's locked ops tables
+  src/fd_enosys.c, src/include/fd_enosys.h   the shared -FI_ENOSYS stubs
 
   gen/gen.py           regenerate in place
   gen/gen.py --check   exit 1 and name each output regeneration would change
@@ -23,6 +25,13 @@ SPEC = "gen/api.spec"
 DIRECT_DIR = "include/fabric_direct/rdma"
 OPS_C = "prov_verbs/fdv_ops_gen.c"
 OPS_H = "prov_verbs/fdv_ops.h"
+OPS_LOCKED_C = "prov_verbs/fdv_ops_locked_gen.c"
+ENOSYS_C = "src/fd_enosys.c"
+ENOSYS_H = "src/include/fd_enosys.h"
+# The public headers whose ops tables get a shared "not supported" stub per
+# field; fi_ext.h's peer/owner tables are implemented by the application.
+ENOSYS_HEADERS = ("fabric.h", "fi_domain.h", "fi_cm.h", "fi_endpoint.h", "fi_eq.h",
+                  "fi_rma.h", "fi_tagged.h", "fi_atomic.h", "fi_collective.h")
 REGEN = "python3 gen/gen.py"
 
 # Which ops struct a dispatch `obj->member->field(...)` goes through, keyed by
@@ -35,6 +44,11 @@ OPS_STRUCTS = {
     ("fid_ep", "collective"): "fi_ops_collective",
     ("fid_cq", "ops"): "fi_ops_cq",
 }
+
+
+# ops struct -> fields the locked tables call without the object's lock
+# (from @unlocked in the spec; filled by parse_spec).
+UNLOCKED = {}
 
 
 class GenError(Exception):
@@ -85,6 +99,11 @@ def parse_spec(text):
             if len(words) < 3:
                 raise GenError("%s:%d: @unsupported OPS-STRUCT FIELD..." % (SPEC, n))
             unsupported.setdefault(words[1], []).extend(words[2:])
+            continue
+        if words[0] == "@unlocked":
+            if len(words) < 3:
+                raise GenError("%s:%d: @unlocked OPS-STRUCT FIELD..." % (SPEC, n))
+            UNLOCKED.setdefault(words[1], set()).update(words[2:])
             continue
         if words[0] == "@layers":
             if len(words) != 3 or layers.macro:
@@ -365,27 +384,81 @@ def direct_header(h, public_text, layers):
     return "\n".join(out) + "\n"
 
 
-def ops_field_decl(text, struct, field):
-    """(return type, parameter text) of one ops-table field."""
-    m = re.search(r"struct\s+%s\s*\{(.*?)\};" % struct, strip_comments(text), re.S)
-    f = re.search(r"([\w\s\*]+?)\(\s*\*\s*%s\s*\)\s*\(([^;]*)\)\s*;" % field, m.group(1))
-    if not f:
-        raise GenError("%s.%s: declaration not found" % (struct, field))
-    return " ".join(f.group(1).split()), " ".join(f.group(2).split())
+# --------------------------------------------------------------------------
+# Shared -FI_ENOSYS stubs: one per ops-table field, in the core
+# --------------------------------------------------------------------------
+def enosys_name(struct, field):
+    """fd_no_<table>_<field>; the table of every fid (struct fi_ops) is "fid"."""
+    short = "fid" if struct == "fi_ops" else struct[len("fi_ops_"):]
+    return "fd_no_%s_%s" % (short, field)
 
 
-def stub_name(struct, field):
-    return "fdv_no_%s_%s" % (struct[7:], field)
+def enosys_fields(all_text):
+    """[(struct, field, return type, parameters)] of every ops-table field that
+    can answer -FI_ENOSYS: an int or ssize_t return, and not close (an object
+    that exists can always be closed)."""
+    out = []
+    clean = strip_comments(all_text)
+    for m in re.finditer(r"struct\s+(fi_ops\w*)\s*\{(.*?)\};", clean, re.S):
+        for f in re.finditer(r"([\w\s\*]+?)\(\s*\*\s*(\w+)\s*\)\s*\(([^;]*)\)\s*;",
+                             m.group(2)):
+            ret = " ".join(f.group(1).split())
+            if ret not in ("int", "ssize_t") or f.group(2) == "close":
+                continue
+            out.append((m.group(1), f.group(2), ret, ", ".join(split_params(f.group(3)))))
+    return out
 
 
-def ops_c(headers, public_texts, layers, unsupported):
+def enosys_files(all_text):
+    fields = enosys_fields(all_text)
+    h = [banner("/*", "*/"), ""]
+    h.append("/* \"Not supported\" for every ops-table field that can say so: a provider")
+    h.append(" * or layer points a field it does not implement at fd_no_<table>_<field>")
+    h.append(" * instead of writing its own stub. Every stub answers -FI_ENOSYS and")
+    h.append(" * touches nothing. Not installed: the core's interface to providers. */")
+    h.append("#ifndef FD_ENOSYS_H")
+    h.append("#define FD_ENOSYS_H")
+    h.append("")
+    for pub in ENOSYS_HEADERS:
+        h.append("#include <rdma/%s>" % pub)
+    h.append("")
+    h.append("#ifdef __cplusplus")
+    h.append('extern "C" {')
+    h.append("#endif")
+    c = [banner("/*", "*/"), ""]
+    c.append('#include "fd_enosys.h"')
+    last = None
+    for struct, field, ret, params in fields:
+        if struct != last:
+            h.append("")
+            h.append("/* struct %s */" % struct)
+            last = struct
+        h.append("%s %s(%s);" % (ret, enosys_name(struct, field), params))
+        names = [re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", p).group(1)
+                 for p in split_params(params) if p != "void"]
+        c.append("")
+        c.append("%s %s(%s)" % (ret, enosys_name(struct, field), params))
+        c.append("{")
+        c.append("\t" + " ".join("(void)%s;" % nm for nm in names))
+        c.append("\treturn -FI_ENOSYS;")
+        c.append("}")
+    h.append("")
+    h.append("#ifdef __cplusplus")
+    h.append("}")
+    h.append("#endif")
+    h.append("")
+    h.append("#endif /* FD_ENOSYS_H */")
+    return "\n".join(h) + "\n", "\n".join(c) + "\n"
+
+
+def ops_c(headers, public_texts, layers, unsupported, locked_tables):
     """The MSG endpoints' and the CQ's ops tables, and fdv_no_ops_*: a table
-    per endpoint ops struct answering -FI_ENOSYS everywhere, whose stubs
-    (fdv_no_<struct>_<field>) a layer's own tables share."""
+    per endpoint ops struct answering -FI_ENOSYS everywhere, for a layer to
+    start its own tables from. Every -FI_ENOSYS field points at the core's
+    shared stub (fd_no_<table>_<field>, fd_enosys.h). fdv_ops.h declares
+    them all, and the locked tables of fdv_ops_locked_gen.c."""
     all_text = "\n".join(public_texts.values())
     tables = {}    # (ep_type, struct) -> {field: impl}
-    stubs = {}     # stub name -> (return type, parameter list)
-    ep_structs = []
     includes = []
     for h in headers:
         if h.guard is None:
@@ -402,25 +475,19 @@ def ops_c(headers, public_texts, layers, unsupported):
             if struct is None:
                 raise GenError("%s: no ops table known for %s->%s" % (call, obj, member))
             if is_ep_call(f):
-                stub = stub_name(struct, field)
-                stubs[stub] = (f.ret, split_params(f.params))
-                tables.setdefault(("no", struct), {})[field] = stub
-                if struct not in ep_structs:
-                    ep_structs.append(struct)
+                tables.setdefault(("no", struct), {})[field] = enosys_name(struct, field)
             for ep_type, impl in impls.items():
                 if impl == "enosys":
-                    impl = stub_name(struct, field)
+                    impl = enosys_name(struct, field)
                 tables.setdefault((ep_type, struct), {})[field] = impl
     for struct, fields in unsupported.items():
         for fl in fields:
-            ret, params = ops_field_decl(all_text, struct, fl)
-            stubs[stub_name(struct, fl)] = (ret, split_params(params))
             for (ep_type, st), impls in tables.items():
                 if st != struct:
                     continue
-                if fl in impls:
+                if fl in impls and ep_type != "no":
                     raise GenError("%s.%s: both implemented and @unsupported" % (struct, fl))
-                impls[fl] = stub_name(struct, fl)
+                impls[fl] = enosys_name(struct, fl)
 
     c = [banner("/*", "*/"), ""]
     c.append("/* The ops tables an object hands out in the OFF build (and to programs")
@@ -433,25 +500,19 @@ def ops_c(headers, public_texts, layers, unsupported):
     c.extend("#include <%s>" % inc for inc in includes)
     c.append('#include "fdv_ops.h"')
     c.append("")
-    for stub, (ret, params) in stubs.items():
-        names = [re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", p).group(1)
-                 for p in params if p != "void"]
-        c.append("%s %s(%s)" % (ret, stub, ", ".join(params)))
-        c.append("{")
-        c.extend("\t(void)%s;" % nm for nm in names)
-        c.append("\treturn -FI_ENOSYS;")
-        c.append("}")
-        c.append("")
 
     h = [banner("/*", "*/"), ""]
-    h.append("/* The ops tables of fdv_ops_gen.c, and the stubs of fdv_no_ops_*:")
-    h.append(" * -FI_ENOSYS for every call, for a layer's tables to share. */")
+    h.append("/* The ops tables of fdv_ops_gen.c (fdv_no_ops_*: -FI_ENOSYS for every")
+    h.append(" * call, for a layer's tables to start from) and of fdv_ops_locked_gen.c;")
+    h.append(" * the -FI_ENOSYS stubs themselves are the core's (fd_enosys.h). */")
     h.append("#ifndef FDV_OPS_H")
     h.append("#define FDV_OPS_H")
     h.append("")
     for pub in ("fi_endpoint.h", "fi_rma.h", "fi_atomic.h", "fi_tagged.h", "fi_eq.h",
                 "fi_collective.h"):
         h.append("#include <rdma/%s>" % pub)
+    h.append("#include <fdv/fdv_config.h>")
+    h.append('#include "fd_enosys.h"')
     h.append("")
     order = {"msg": 0, None: 1, "no": 2}
     for (ep_type, struct), fields in sorted(tables.items(),
@@ -470,11 +531,112 @@ def ops_c(headers, public_texts, layers, unsupported):
         c.append("};")
         c.append("")
     h.append("")
-    for stub, (ret, params) in stubs.items():
-        h.append("%s %s(%s);" % (ret, stub, ", ".join(params)))
+    h.append("#if FDV_OPS_LOCKED")
+    h.append("/* The same calls inside the endpoint's or CQ's lock, for objects opened")
+    h.append(" * at FI_THREAD_ENDPOINT, FID or SAFE. */")
+    for struct, name in locked_tables:
+        h.append("extern struct %s %s;" % (struct, name))
+    h.append("#endif")
     h.append("")
     h.append("#endif /* FDV_OPS_H */")
     return "\n".join(c).rstrip("\n") + "\n", "\n".join(h) + "\n"
+
+
+# --------------------------------------------------------------------------
+# Locked ops tables (OFF build, FI_THREAD_ENDPOINT/FID/SAFE at run time)
+# --------------------------------------------------------------------------
+# Which lock a locked table's wrapper takes, by the table's object.
+LOCKS = {"fid_ep": "fdv_mt_ep", "fid_cq": "fdv_mt_cq"}
+
+
+def locked_ops_c(headers, public_texts):
+    """The msg endpoint's and the CQ's ops tables again, each call wrapped
+    in its object's lock: what an object opened at FI_THREAD_ENDPOINT, FID
+    or SAFE gets in the OFF build. The wrapped functions are the same
+    provider functions the lock-free tables and the direct wrappers call,
+    so both variants come from one source. Fields answered -FI_ENOSYS need
+    no lock and point at the shared stub; @unlocked fields (blocking waits
+    that re-enter the locked table, and calls that touch no queue state)
+    are called as they are."""
+    all_text = "\n".join(public_texts.values())
+    tables = {}     # struct -> {field: (impl, func, lock or None)}
+    includes = []
+    for h in headers:
+        if h.guard is None:
+            continue
+        funcs = {f.name: f for f in inline_functions(
+            guarded_region(public_texts[h.public], h.guard, h.public))}
+        for call, impls in h.calls.items():
+            f = funcs[call]
+            obj, member, field = dispatch_of(f)
+            struct = OPS_STRUCTS[(obj, member)]
+            impl = impls["msg"] if is_ep_call(f) else impls[None]
+            for inc in h.includes:
+                if ":" not in inc and inc not in includes:
+                    includes.append(inc)
+            if impl == "enosys":
+                entry = (enosys_name(struct, field), None, None)
+            elif field in UNLOCKED.get(struct, ()):
+                entry = (impl, None, None)
+            else:
+                entry = (impl, f, LOCKS[obj])
+            tables.setdefault(struct, {})[field] = entry
+    out = [banner("/*", "*/"), ""]
+    out.append("/* The OFF build's locked ops tables: each call of a msg endpoint or a CQ")
+    out.append(" * opened at FI_THREAD_ENDPOINT, FID or SAFE holds that object's lock")
+    out.append(" * (fdv_mt.h) around the same provider function the lock-free table")
+    out.append(" * calls. Objects opened at FI_THREAD_DOMAIN or COMPLETION keep the")
+    out.append(" * lock-free tables of fdv_ops_gen.c and never reach this file. */")
+    out.append("")
+    out.append("#include <fdv/fdv_config.h>")
+    out.append("#if FDV_OPS_LOCKED")
+    out.append("")
+    for pub in ("fi_endpoint.h", "fi_rma.h", "fi_atomic.h", "fi_eq.h"):
+        out.append("#include <rdma/%s>" % pub)
+    out.extend("#include <%s>" % inc for inc in includes)
+    out.append('#include "fd_enosys.h"')
+    out.append('#include "fdv_mt.h"')
+    out.append('#include "fdv_ops.h"')
+    table_lines = []
+    locked_tables = []
+    for struct in sorted(tables):
+        fields = tables[struct]
+        if all(lock is None for _, _, lock in fields.values()):
+            continue  # nothing to lock: the lock-free table serves
+        want = ops_fields(all_text, struct)
+        for fl in want:
+            if fl not in fields:
+                fields[fl] = (enosys_name(struct, fl), None, None)
+        for fl in want:
+            impl, f, lock = fields[fl]
+            if lock is None:
+                continue
+            names = f.param_names()
+            params = ", ".join(split_params(f.params))
+            out.append("")
+            out.append("static %s %s_locked(%s)" % (f.ret, impl, params))
+            out.append("{")
+            out.append("\t%s ret;" % f.ret)
+            out.append("")
+            out.append("\t%s_lock(%s);" % (lock, names[0]))
+            out.append("\tret = %s(%s);" % (impl, ", ".join(names)))
+            out.append("\t%s_unlock(%s);" % (lock, names[0]))
+            out.append("\treturn ret;")
+            out.append("}")
+        short = struct[len("fi_ops_"):]
+        name = "fdv_ops_locked_cq" if struct == "fi_ops_cq" else "fdv_msg_ops_locked_%s" % short
+        locked_tables.append((struct, name))
+        table_lines.append("")
+        table_lines.append("struct %s %s = {" % (struct, name))
+        table_lines.append("\t.size = sizeof(struct %s)," % struct)
+        for fl in want:
+            impl, f, lock = fields[fl]
+            table_lines.append("\t.%s = %s%s," % (fl, impl, "_locked" if lock else ""))
+        table_lines.append("};")
+    out.extend(table_lines)
+    out.append("")
+    out.append("#endif /* FDV_OPS_LOCKED */")
+    return "\n".join(out) + "\n", locked_tables
 
 
 def generate():
@@ -486,7 +648,11 @@ def generate():
     outputs = {}
     for h in headers:
         outputs["%s/%s" % (DIRECT_DIR, h.filename)] = direct_header(h, public_texts[h.public], layers)
-    outputs[OPS_C], outputs[OPS_H] = ops_c(headers, public_texts, layers, unsupported)
+    outputs[OPS_LOCKED_C], locked_tables = locked_ops_c(headers, public_texts)
+    outputs[OPS_C], outputs[OPS_H] = ops_c(headers, public_texts, layers, unsupported,
+                                           locked_tables)
+    all_public = "\n".join(read("include/rdma/%s" % p) for p in ENOSYS_HEADERS)
+    outputs[ENOSYS_H], outputs[ENOSYS_C] = enosys_files(all_public)
     return outputs
 
 

@@ -153,13 +153,6 @@ static int fdv_cm_setname(fid_t fid, void *addr, size_t addrlen)
 	return -FI_EINVAL;
 }
 
-static int fdv_cm_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-		       struct fid_mc **mc, void *context)
-{
-	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
-	return -FI_ENOSYS;
-}
-
 /* ---- active endpoint CM calls ---- */
 
 static struct fdv_msg_ep *fdv_msg_ep_of(struct fid_ep *ep)
@@ -278,9 +271,22 @@ static int fdv_ep_accept(struct fid_ep *ep_fid, const void *param,
 	return 0;
 }
 
+/* The EQ's side of the connection state the data path reads: under the
+ * endpoint's lock when its calls take one. */
+void fdv_msg_ep_set_qp_tx(struct fdv_msg_ep *ep, struct ibv_qp *qp)
+{
+	if (ep->mt_locked)
+		pthread_mutex_lock(&ep->mt_lock);
+	fdv_lock(&ep->ep.lock);
+	ep->ep.qp_tx = qp;
+	fdv_unlock(&ep->ep.lock);
+	if (ep->mt_locked)
+		pthread_mutex_unlock(&ep->mt_lock);
+}
+
 int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep)
 {
-	ep->ep.qp_tx = NULL;
+	fdv_msg_ep_set_qp_tx(ep, NULL);
 	ep->state = FDV_EP_SHUTDOWN;
 	if (ep->disconnect_sent)
 		return 0;
@@ -310,30 +316,17 @@ static int fdv_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 	return fdv_msg_ep_disconnect(ep);
 }
 
-static int fdv_ep_no_listen(struct fid_pep *pep)
-{
-	(void)pep;
-	return -FI_ENOSYS;
-}
-
-static int fdv_ep_no_reject(struct fid_pep *pep, fid_t handle,
-			    const void *param, size_t paramlen)
-{
-	(void)pep; (void)handle; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
-}
-
 struct fi_ops_cm fdv_msg_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = fdv_cm_setname,
 	.getname = fdv_cm_getname,
 	.getpeer = fdv_ep_getpeer,
 	.connect = fdv_ep_connect,
-	.listen = fdv_ep_no_listen,
+	.listen = fd_no_cm_listen,
 	.accept = fdv_ep_accept,
-	.reject = fdv_ep_no_reject,
+	.reject = fd_no_cm_reject,
 	.shutdown = fdv_ep_shutdown,
-	.join = fdv_cm_join,
+	.join = fd_no_cm_join,
 };
 
 /* ---- passive endpoint ---- */
@@ -385,42 +378,17 @@ static int fdv_pep_reject(struct fid_pep *pep_fid, fid_t handle,
 	return ret;
 }
 
-static int fdv_pep_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	(void)ep; (void)addr; (void)addrlen;
-	return -FI_ENOSYS;
-}
-
-static int fdv_pep_no_connect(struct fid_ep *ep, const void *addr,
-			      const void *param, size_t paramlen)
-{
-	(void)ep; (void)addr; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int fdv_pep_no_accept(struct fid_ep *ep, const void *param, size_t len)
-{
-	(void)ep; (void)param; (void)len;
-	return -FI_ENOSYS;
-}
-
-static int fdv_pep_no_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	(void)ep; (void)flags;
-	return -FI_ENOSYS;
-}
-
 struct fi_ops_cm fdv_pep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = fdv_cm_setname,
 	.getname = fdv_cm_getname,
-	.getpeer = fdv_pep_no_getpeer,
-	.connect = fdv_pep_no_connect,
+	.getpeer = fd_no_cm_getpeer,
+	.connect = fd_no_cm_connect,
 	.listen = fdv_pep_listen,
-	.accept = fdv_pep_no_accept,
+	.accept = fd_no_cm_accept,
 	.reject = fdv_pep_reject,
-	.shutdown = fdv_pep_no_shutdown,
-	.join = fdv_cm_join,
+	.shutdown = fd_no_cm_shutdown,
+	.join = fd_no_cm_join,
 };
 
 static int fdv_pep_getopt(fid_t fid, int level, int optname, void *optval,
@@ -439,13 +407,13 @@ static int fdv_pep_setopt(fid_t fid, int level, int optname,
 
 static struct fi_ops_ep fdv_pep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = fdv_no_cancel,
+	.cancel = fd_no_ep_cancel,
 	.getopt = fdv_pep_getopt,
 	.setopt = fdv_pep_setopt,
-	.tx_ctx = fdv_no_tx_ctx,
-	.rx_ctx = fdv_no_rx_ctx,
-	.rx_size_left = fdv_no_size_left,
-	.tx_size_left = fdv_no_size_left,
+	.tx_ctx = fd_no_ep_tx_ctx,
+	.rx_ctx = fd_no_ep_rx_ctx,
+	.rx_size_left = fd_no_ep_rx_size_left,
+	.tx_size_left = fd_no_ep_tx_size_left,
 };
 
 static int fdv_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
@@ -508,7 +476,7 @@ static struct fi_ops fdv_pep_fid_ops = {
 	.close = fdv_pep_close,
 	.bind = fdv_pep_bind,
 	.control = fdv_pep_control,
-	.ops_open = fdv_no_ops_open,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };
@@ -661,7 +629,7 @@ static void fdv_cm_ep_event(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 			len = 0;
 		}
 		ep->state = FDV_EP_CONNECTED;
-		ep->ep.qp_tx = ep->id->qp;
+		fdv_msg_ep_set_qp_tx(ep, ep->id->qp);
 		FD_DBG(FD_LOG_EP_CTRL, "qp %u on %s connected to %s",
 		       ep->id->qp->qp_num,
 		       ibv_get_device_name(ep->id->verbs->device),
@@ -683,7 +651,7 @@ static void fdv_cm_ep_event(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		ep->state = FDV_EP_SHUTDOWN;
-		ep->ep.qp_tx = NULL;
+		fdv_msg_ep_set_qp_tx(ep, NULL);
 		FD_DBG(FD_LOG_EP_CTRL, "%s with %s, status %d",
 		       rdma_event_str(ev->event), fdv_peer_str(ep->id),
 		       ev->status);
@@ -717,7 +685,7 @@ void fdv_cm_connect_expired(struct fdv_eq *eq, struct fdv_msg_ep *ep)
 	struct fid *fid = &ep->ep.ep_fid.fid;
 
 	ep->state = FDV_EP_SHUTDOWN;
-	ep->ep.qp_tx = NULL;
+	fdv_msg_ep_set_qp_tx(ep, NULL);
 	ep->connect_expired = true;
 	FD_WARN(FD_LOG_EP_CTRL, "connect of qp %u to %s: no answer by the deadline",
 		ep->id->qp ? ep->id->qp->qp_num : 0, fdv_peer_str(ep->id));

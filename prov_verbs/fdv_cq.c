@@ -437,13 +437,15 @@ ssize_t fdv_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	if (!full->channel)
 		return -FI_ENOSYS;	/* opened with FI_WAIT_NONE */
 	if (!count)
-		return fdv_cq_readfrom(cq_fid, buf, count, src_addr);
+		return cq_fid->ops->readfrom(cq_fid, buf, count, src_addr);
 	want = fdv_cq_sread_want(full, count, cond);
 	esize = fdv_cq_entry_size(full->cq.format);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		ret = fdv_cq_readfrom(cq_fid, buf ? (char *)buf + done * esize : NULL,
-				      count - done, src_addr ? src_addr + done : NULL);
+		/* Through the CQ's own table: a locked CQ's read takes its
+		 * lock, and this wait must not hold it while it sleeps. */
+		ret = cq_fid->ops->readfrom(cq_fid, buf ? (char *)buf + done * esize : NULL,
+					    count - done, src_addr ? src_addr + done : NULL);
 		if (ret > 0) {
 			done += (size_t)ret;
 			if (done >= want)
@@ -452,7 +454,11 @@ ssize_t fdv_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		}
 		if (ret != -FI_EAGAIN)
 			return done ? (ssize_t)done : ret;
+		if (full->mt_locked)
+			pthread_mutex_lock(&full->mt_lock);
 		rc = fdv_cq_trywait(full);
+		if (full->mt_locked)
+			pthread_mutex_unlock(&full->mt_lock);
 		if (rc == -FI_EAGAIN)
 			continue;
 		if (rc)
@@ -506,6 +512,8 @@ static int fdv_cq_close(struct fid *fid)
 	if (full->signal_fd >= 0)
 		close(full->signal_fd);
 	fdv_lock_destroy(&full->cq.lock);
+	if (full->mt_locked)
+		pthread_mutex_destroy(&full->mt_lock);
 	atomic_fetch_sub(&full->domain->refs, 1);
 	free(full->qps);
 	free(full);
@@ -535,9 +543,9 @@ static int fdv_cq_control(struct fid *fid, int command, void *arg)
 static struct fi_ops fdv_cq_fid_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdv_cq_close,
-	.bind = fdv_no_bind,
+	.bind = fd_no_fid_bind,
 	.control = fdv_cq_control,
-	.ops_open = fdv_no_ops_open,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };
@@ -621,6 +629,13 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	full->cq.cq_fid.fid.context = context;
 	full->cq.cq_fid.fid.ops = &fdv_cq_fid_ops;
 	full->cq.cq_fid.ops = &fdv_ops_cq;
+#if FDV_OPS_LOCKED
+	if (fdv_threading_locked(dom->threading)) {
+		pthread_mutex_init(&full->mt_lock, NULL);
+		full->mt_locked = true;
+		full->cq.cq_fid.ops = &fdv_ops_locked_cq;
+	}
+#endif
 	atomic_fetch_add(&dom->refs, 1);
 	*cq_out = &full->cq.cq_fid;
 	return 0;

@@ -63,49 +63,12 @@ out:
 static struct fi_ops fdv_domain_fid_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdv_domain_close,
-	.bind = fdv_no_bind,
-	.control = fdv_no_control,
-	.ops_open = fdv_no_ops_open,
+	.bind = fd_no_fid_bind,
+	.control = fd_no_fid_control,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };
-
-static int fdv_domain_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
-			      struct fid_av **av, void *context)
-{
-	(void)domain; (void)attr; (void)av; (void)context;
-	return -FI_ENOSYS;	/* connected endpoints only: no address vectors */
-}
-
-static int fdv_domain_scalable_ep(struct fid_domain *domain, struct fi_info *info,
-				  struct fid_ep **sep, void *context)
-{
-	(void)domain; (void)info; (void)sep; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int fdv_domain_cntr_open(struct fid_domain *domain,
-				struct fi_cntr_attr *attr,
-				struct fid_cntr **cntr, void *context)
-{
-	(void)domain; (void)attr; (void)cntr; (void)context;
-	return -FI_ENOSYS;	/* counters are not built */
-}
-
-static int fdv_domain_poll_open(struct fid_domain *domain,
-				struct fi_poll_attr *attr,
-				struct fid_poll **pollset)
-{
-	(void)domain; (void)attr; (void)pollset;
-	return -FI_ENOSYS;
-}
-
-static int fdv_domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
-			      struct fid_stx **stx, void *context)
-{
-	(void)domain; (void)attr; (void)stx; (void)context;
-	return -FI_ENOSYS;
-}
 
 static int fdv_domain_query_atomic(struct fid_domain *domain,
 				   enum fi_datatype datatype, enum fi_op op,
@@ -127,15 +90,6 @@ static int fdv_domain_query_atomic(struct fid_domain *domain,
 	return 0;
 }
 
-static int fdv_domain_query_collective(struct fid_domain *domain,
-				       enum fi_collective_op coll,
-				       struct fi_collective_attr *attr,
-				       uint64_t flags)
-{
-	(void)domain; (void)coll; (void)attr; (void)flags;
-	return -FI_ENOSYS;
-}
-
 static int fdv_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 				struct fid_ep **ep, uint64_t flags, void *context)
 {
@@ -146,16 +100,16 @@ static int fdv_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 
 static struct fi_ops_domain fdv_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
-	.av_open = fdv_domain_av_open,
+	.av_open = fd_no_domain_av_open,	/* connected endpoints: no address vectors */
 	.cq_open = fdv_cq_open,
 	.endpoint = fdv_ep_open,
-	.scalable_ep = fdv_domain_scalable_ep,
-	.cntr_open = fdv_domain_cntr_open,
-	.poll_open = fdv_domain_poll_open,
-	.stx_ctx = fdv_domain_stx_ctx,
+	.scalable_ep = fd_no_domain_scalable_ep,
+	.cntr_open = fd_no_domain_cntr_open,	/* counters are not built */
+	.poll_open = fd_no_domain_poll_open,
+	.stx_ctx = fd_no_domain_stx_ctx,
 	.srx_ctx = fdv_srx_open,
 	.query_atomic = fdv_domain_query_atomic,
-	.query_collective = fdv_domain_query_collective,
+	.query_collective = fd_no_domain_query_collective,
 	.endpoint2 = fdv_domain_endpoint2,
 };
 
@@ -178,11 +132,57 @@ static struct ibv_context *fdv_find_device(const char *name)
 	return found;
 }
 
+/* Higher is a stronger promise, as fi_getinfo's matching ranks them. */
+static int fdv_thread_strength(enum fi_threading level)
+{
+	switch (level) {
+	case FI_THREAD_SAFE:		return 5;
+	case FI_THREAD_FID:		return 4;
+	case FI_THREAD_ENDPOINT:	return 3;
+	case FI_THREAD_COMPLETION:	return 2;
+	case FI_THREAD_DOMAIN:		return 1;
+	default:			return 0;
+	}
+}
+
+/*
+ * What each build can promise (docs/fi_direct_verbs.7.md, "Threading"):
+ * - FDV_THREAD_SAFE: every data-path call holds its endpoint's or CQ's
+ *   lock, so every level.
+ * - FDV_OPS_LOCKED (OFF, no inline locks): every level; ENDPOINT and up get
+ *   the locked ops tables, chosen per object at open time.
+ * - direct without locks: the application's inline code takes no lock, so
+ *   only the levels where the application serializes everything that
+ *   shares state: DOMAIN, and COMPLETION (objects that share a CQ or an EQ
+ *   are serialized; what different CQs' endpoints share - the device
+ *   context, the PD, the completion-slot counter - is thread safe in
+ *   rdma-core or atomic).
+ */
+enum fi_threading fdv_threading_max(void)
+{
+#if FDV_THREAD_SAFE || FDV_OPS_LOCKED
+	return FI_THREAD_SAFE;
+#else
+	return FI_THREAD_COMPLETION;
+#endif
+}
+
+bool fdv_threading_locked(enum fi_threading level)
+{
+#if FDV_OPS_LOCKED
+	return fdv_thread_strength(level) >= fdv_thread_strength(FI_THREAD_ENDPOINT);
+#else
+	(void)level;
+	return false;
+#endif
+}
+
 int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context)
 {
 	struct fdv_fabric *fab;
 	struct fdv_domain *dom;
+	enum fi_threading threading;
 	const char *name;
 	int ret;
 
@@ -193,6 +193,16 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		return ret;
 	fab = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
 	name = info->domain_attr ? info->domain_attr->name : NULL;
+	threading = info->domain_attr ? info->domain_attr->threading : FI_THREAD_UNSPEC;
+	/* rstream objects lock themselves and serve every level. */
+	if (fdv_thread_strength(threading) > fdv_thread_strength(fdv_threading_max()) &&
+	    !(info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)) {
+		FD_WARN(FD_LOG_DOMAIN, "threading %s: this build serves up to %s",
+			fi_tostr(&threading, FI_TYPE_THREADING),
+			fdv_threading_max() == FI_THREAD_SAFE ? "FI_THREAD_SAFE" :
+			"FI_THREAD_COMPLETION");
+		return -FI_ENODATA;
+	}
 	dom = calloc(1, sizeof(*dom));
 	if (!dom)
 		return -FI_ENOMEM;
@@ -221,6 +231,7 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	pthread_mutex_init(&dom->scratch_lock, NULL);
 	dom->fabric = fab;
 	dom->version = fab->version;
+	dom->threading = threading;
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	dom->domain_fid.fid.context = context;
 	dom->domain_fid.fid.ops = &fdv_domain_fid_ops;

@@ -472,13 +472,13 @@ static int fdv_ep_setopt(fid_t fid, int level, int optname,
 
 static struct fi_ops_ep fdv_msg_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = fdv_no_cancel,
+	.cancel = fd_no_ep_cancel,
 	.getopt = fdv_ep_getopt,
 	.setopt = fdv_ep_setopt,
-	.tx_ctx = fdv_no_tx_ctx,
-	.rx_ctx = fdv_no_rx_ctx,
-	.rx_size_left = fdv_no_size_left,
-	.tx_size_left = fdv_no_size_left,
+	.tx_ctx = fd_no_ep_tx_ctx,
+	.rx_ctx = fd_no_ep_rx_ctx,
+	.rx_size_left = fd_no_ep_rx_size_left,
+	.tx_size_left = fd_no_ep_tx_size_left,
 };
 
 /* ---- close ---- */
@@ -515,6 +515,8 @@ static int fdv_ep_close(struct fid *fid)
 		atomic_fetch_sub(&ep->srx->refs, 1);
 	atomic_fetch_sub(&ep->domain->refs, 1);
 	fdv_lock_destroy(&ep->ep.lock);
+	if (ep->mt_locked)
+		pthread_mutex_destroy(&ep->mt_lock);
 	fi_freeinfo(ep->info);
 	free(ep);
 	return 0;
@@ -525,7 +527,7 @@ static struct fi_ops fdv_ep_fid_ops = {
 	.close = fdv_ep_close,
 	.bind = fdv_ep_bind,
 	.control = fdv_ep_control,
-	.ops_open = fdv_no_ops_open,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };
@@ -637,6 +639,17 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep.ep_fid.atomic = &fdv_msg_ops_atomic;
 	ep->ep.ep_fid.tagged = &fdv_msg_ops_tagged;
 	ep->ep.ep_fid.collective = &fdv_msg_ops_collective;
+#if FDV_OPS_LOCKED
+	if (fdv_threading_locked(info->domain_attr &&
+				 info->domain_attr->threading != FI_THREAD_UNSPEC ?
+				 info->domain_attr->threading : dom->threading)) {
+		pthread_mutex_init(&ep->mt_lock, NULL);
+		ep->mt_locked = true;
+		ep->ep.ep_fid.msg = &fdv_msg_ops_locked_msg;
+		ep->ep.ep_fid.rma = &fdv_msg_ops_locked_rma;
+		ep->ep.ep_fid.atomic = &fdv_msg_ops_locked_atomic;
+	}
+#endif
 	atomic_fetch_add(&dom->refs, 1);
 	*ep_out = &ep->ep.ep_fid;
 	return 0;

@@ -569,9 +569,9 @@ static int fdv_eq_control(struct fid *fid, int command, void *arg)
 static struct fi_ops fdv_eq_fid_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdv_eq_close,
-	.bind = fdv_no_bind,
+	.bind = fd_no_fid_bind,
 	.control = fdv_eq_control,
-	.ops_open = fdv_no_ops_open,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };

@@ -22,22 +22,12 @@ static int fdv_fabric_close(struct fid *fid)
 static struct fi_ops fdv_fabric_fid_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdv_fabric_close,
-	.bind = fdv_no_bind,
-	.control = fdv_no_control,
-	.ops_open = fdv_no_ops_open,
+	.bind = fd_no_fid_bind,
+	.control = fd_no_fid_control,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };
-
-static int fdv_fabric_wait_open(struct fid_fabric *fabric,
-				struct fi_wait_attr *attr,
-				struct fid_wait **waitset)
-{
-	(void)fabric;
-	(void)attr;
-	(void)waitset;
-	return -FI_ENOSYS;
-}
 
 static int fdv_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
 			      struct fid_domain **dom, uint64_t flags,
@@ -79,7 +69,7 @@ static struct fi_ops_fabric fdv_fabric_ops = {
 	.domain = fdv_domain_open,
 	.passive_ep = fdv_pep_open,
 	.eq_open = fdv_eq_open,
-	.wait_open = fdv_fabric_wait_open,
+	.wait_open = fd_no_fabric_wait_open,
 	.trywait = fdv_trywait,
 	.domain2 = fdv_fabric_domain2,
 };

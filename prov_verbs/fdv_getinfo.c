@@ -976,6 +976,13 @@ static int fdv_emit(uint32_t version, const struct fi_info *hints,
 		dom.cq_data_size = 0;
 	}
 
+	/* The template names the level served when nobody asks (the cheapest
+	 * the build has); a hint may ask for any level up to the strongest
+	 * the build serves, and the narrowed info then carries the hint's. */
+	if (hints && hints->domain_attr &&
+	    hints->domain_attr->threading != FI_THREAD_UNSPEC)
+		dom.threading = fdv_threading_max();
+
 	if (fd_info_check(version, &t, hints))
 		return 0;
 	fi = fd_info_narrow(version, &t, hints);

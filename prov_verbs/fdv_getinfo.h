@@ -113,4 +113,7 @@ int fdv_getinfo(uint32_t version, const char *node, const char *service,
 		struct fi_info **info);
 void fdv_getinfo_init(void);
 
+/* The strongest threading level this build serves (fdv_domain.c). */
+enum fi_threading fdv_threading_max(void);
+
 #endif /* FDV_GETINFO_H */

@@ -28,6 +28,7 @@
 #include <fdv/fdv_atomic.h>
 
 #include "fd_core.h"
+#include "fd_enosys.h"
 #include "fdv_ops.h"
 #include "fdv_cm_data.h"
 
@@ -52,6 +53,9 @@ struct fdv_domain {
 	struct ibv_device_attr dev_attr;
 	uint32_t version;
 	atomic_int refs;
+	/* From the info it was opened with: decides the CQs' ops tables; an
+	 * endpoint's own info decides its tables. */
+	enum fi_threading threading;
 	/* Where non-fetching atomics drop the old value verbs returns: one
 	 * registration shared by the domain's endpoints (nobody reads it, so
 	 * concurrent writes do no harm), made when the first endpoint is
@@ -120,6 +124,8 @@ struct fdv_cq_full {
 	struct fdv_cq_qp *qps;
 	uint32_t nqps, qps_cap;
 	atomic_int refs;
+	bool mt_locked;			/* as in struct fdv_msg_ep */
+	pthread_mutex_t mt_lock;
 };
 
 struct fdv_cq_qp {
@@ -160,6 +166,11 @@ struct fdv_msg_ep {
 	uint64_t connect_deadline_ns;
 	struct fdv_msg_ep *connecting_next;
 	bool connect_expired;	/* FI_ETIMEDOUT reported: later answers are dropped */
+	/* Opened at FI_THREAD_ENDPOINT/FID/SAFE in a FDV_OPS_LOCKED build: the
+	 * ops tables are the locked ones, and mt_lock also orders the EQ's
+	 * changes of ep.qp_tx against the data path. */
+	bool mt_locked;
+	pthread_mutex_t mt_lock;
 	struct fdv_srx *srx;	/* receives come from this SRQ (fi_ep_bind) */
 };
 
@@ -259,22 +270,17 @@ void fdv_cm_connect_expired(struct fdv_eq *eq, struct fdv_msg_ep *ep);
 extern struct fi_ops_cm fdv_msg_ep_cm_ops;
 extern struct fi_ops_cm fdv_pep_cm_ops;
 int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep);
+void fdv_msg_ep_set_qp_tx(struct fdv_msg_ep *ep, struct ibv_qp *qp);
+/* Whether an object opened at this threading level takes the locked ops
+ * tables (FI_THREAD_ENDPOINT, FID, SAFE in a FDV_OPS_LOCKED build). */
+bool fdv_threading_locked(enum fi_threading level);
 
-/* helpers shared by the control path */
+/* helpers shared by the control path; fields a table does not implement
+ * point at the core's shared stubs (fd_enosys.h) */
 int fdv_errno_to_fi(int err);
 int fdv_wc_status_to_fi(enum ibv_wc_status status);
-int fdv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
-int fdv_no_control(struct fid *fid, int command, void *arg);
 int fdv_opt_get_cm_data_size(int level, int optname, void *optval,
 			     size_t *optlen, size_t cm_data_max);
 int fdv_opt_set_cm_data_size(int level, int optname);
-ssize_t fdv_no_cancel(fid_t fid, void *context);
-int fdv_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
-		  struct fid_ep **tx_ep, void *context);
-int fdv_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
-		  struct fid_ep **rx_ep, void *context);
-ssize_t fdv_no_size_left(struct fid_ep *ep);
-int fdv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		    void **ops, void *context);
 
 #endif /* FDV_INTERNAL_H */

@@ -49,9 +49,9 @@ static int fdv_mr_close(struct fid *fid)
 static struct fi_ops fdv_mr_fid_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdv_mr_close,
-	.bind = fdv_no_bind,
-	.control = fdv_no_control,
-	.ops_open = fdv_no_ops_open,
+	.bind = fd_no_fid_bind,
+	.control = fd_no_fid_control,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };

@@ -85,7 +85,7 @@ static struct fi_ops fdv_srx_fid_ops = {
 	.close = fdv_srx_close,
 	.bind = fdv_srx_bind,
 	.control = fdv_srx_control,
-	.ops_open = fdv_no_ops_open,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };
@@ -106,13 +106,13 @@ static int fdv_srx_setopt(fid_t fid, int level, int optname,
 
 static struct fi_ops_ep fdv_srx_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = fdv_no_cancel,
+	.cancel = fd_no_ep_cancel,
 	.getopt = fdv_srx_getopt,
 	.setopt = fdv_srx_setopt,
-	.tx_ctx = fdv_no_tx_ctx,
-	.rx_ctx = fdv_no_rx_ctx,
-	.rx_size_left = fdv_no_size_left,
-	.tx_size_left = fdv_no_size_left,
+	.tx_ctx = fd_no_ep_tx_ctx,
+	.rx_ctx = fd_no_ep_rx_ctx,
+	.rx_size_left = fd_no_ep_rx_size_left,
+	.tx_size_left = fd_no_ep_tx_size_left,
 };
 
 static int fdv_srx_no_name(fid_t fid, void *addr, size_t *addrlen)

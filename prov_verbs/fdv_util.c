@@ -57,33 +57,6 @@ int fdv_wc_status_to_fi(enum ibv_wc_status status)
 	}
 }
 
-int fdv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	(void)fid;
-	(void)bfid;
-	(void)flags;
-	return -FI_ENOSYS;
-}
-
-int fdv_no_control(struct fid *fid, int command, void *arg)
-{
-	(void)fid;
-	(void)command;
-	(void)arg;
-	return -FI_ENOSYS;
-}
-
-int fdv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		    void **ops, void *context)
-{
-	(void)fid;
-	(void)name;
-	(void)flags;
-	(void)ops;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
 /* Options of an endpoint whose only one is the CM data size, which RDMA CM
  * fixes: it can be read, not set. Any other option is not ours. */
 int fdv_opt_get_cm_data_size(int level, int optname, void *optval,
@@ -107,31 +80,4 @@ int fdv_opt_set_cm_data_size(int level, int optname)
 	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
 	return optname == FI_OPT_CM_DATA_SIZE ? -FI_ENOSYS : -FI_ENOPROTOOPT;
-}
-
-ssize_t fdv_no_cancel(fid_t fid, void *context)
-{
-	(void)fid;
-	(void)context;
-	return -FI_ENOSYS;	/* a posted work request cannot be taken back */
-}
-
-int fdv_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
-		  struct fid_ep **tx_ep, void *context)
-{
-	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
-int fdv_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
-		  struct fid_ep **rx_ep, void *context)
-{
-	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
-ssize_t fdv_no_size_left(struct fid_ep *ep)
-{
-	(void)ep;
-	return -FI_ENOSYS;
 }

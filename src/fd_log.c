@@ -25,6 +25,7 @@
 #include <rdma/fi_ext.h>
 
 #include "fd_core.h"
+#include "fd_enosys.h"
 
 /* Our numbering must be libfabric's, or imported loggers and fi_tostr
  * would see the wrong values. */
@@ -342,31 +343,12 @@ static int fd_logging_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return 0;
 }
 
-static int fd_logging_control(struct fid *fid, int command, void *arg)
-{
-	(void)fid;
-	(void)command;
-	(void)arg;
-	return -FI_ENOSYS;
-}
-
-static int fd_logging_ops_open(struct fid *fid, const char *name,
-			       uint64_t flags, void **ops, void *context)
-{
-	(void)fid;
-	(void)name;
-	(void)flags;
-	(void)ops;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops fd_logging_fid_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fd_logging_close,
 	.bind = fd_logging_bind,
-	.control = fd_logging_control,
-	.ops_open = fd_logging_ops_open,
+	.control = fd_no_fid_control,
+	.ops_open = fd_no_fid_ops_open,
 };
 
 int fi_open(uint32_t version, const char *name, void *attr, size_t attr_len,

@@ -14,6 +14,15 @@
 #include <sys/uio.h>
 #include <rdma/fi_errno.h>
 
+/* An installed direct build (FABRIC_DIRECT=verbs) leaves this header beside
+ * its own, so that a plain #include <rdma/fabric.h> gets the inline data
+ * path; build trees and OFF installs have none. */
+#if defined(__has_include)
+#if __has_include(<rdma/fabric_direct_config.h>)
+#include <rdma/fabric_direct_config.h>
+#endif
+#endif
+
 /* Attribute helpers; provider headers (fi_log.h) use FI_FORMAT_PRINTF. */
 #if defined(__GNUC__)
 #define FI_DEPRECATED_FUNC	__attribute__((deprecated))

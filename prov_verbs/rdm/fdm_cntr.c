@@ -12,6 +12,7 @@
 /* A layer over verbs: the core's logging, no verbs private state. */
 #define FD_LOG_PROV "verbs"
 #include "fd_core.h"
+#include "fd_enosys.h"
 #include "fdm_cntr.h"
 
 /* Busy polling is what manual progress needs, but a waiter that sees no
@@ -230,25 +231,12 @@ static int fdm_cntr_control(struct fid *fid, int command, void *arg)
 	}
 }
 
-static int fdm_cntr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	(void)fid; (void)bfid; (void)flags;
-	return -FI_ENOSYS;	/* endpoints bind to counters, not the reverse */
-}
-
-static int fdm_cntr_ops_open(struct fid *fid, const char *name, uint64_t flags,
-			     void **ops, void *context)
-{
-	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops fdm_cntr_fid_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdm_cntr_close,
-	.bind = fdm_cntr_bind,
+	.bind = fd_no_fid_bind,	/* endpoints bind to counters, not the reverse */
 	.control = fdm_cntr_control,
-	.ops_open = fdm_cntr_ops_open,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fd_enosys.h"
 #include "fdr.h"
 
 #define FDR_EVENT_BUF (sizeof(struct fi_eq_cm_entry) + FDV_CM_PRIV_MAX + 8)
@@ -48,9 +49,9 @@ static int fdr_connreq_close(struct fid *fid)
 static struct fi_ops fdr_connreq_fid_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdr_connreq_close,
-	.bind = fdv_no_bind,
-	.control = fdv_no_control,
-	.ops_open = fdv_no_ops_open,
+	.bind = fd_no_fid_bind,
+	.control = fd_no_fid_control,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };
@@ -304,43 +305,17 @@ static int fdr_ep_getpeer(struct fid_ep *ep_fid, void *addr, size_t *addrlen)
 	return fi_getpeer(fdr_ep_of(ep_fid)->iep, addr, addrlen);
 }
 
-static int fdr_no_setname(fid_t fid, void *addr, size_t addrlen)
-{
-	(void)fid; (void)addr; (void)addrlen;
-	return -FI_ENOSYS;
-}
-
-static int fdr_no_listen(struct fid_pep *pep)
-{
-	(void)pep;
-	return -FI_ENOSYS;
-}
-
-static int fdr_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
-			 size_t paramlen)
-{
-	(void)pep; (void)handle; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int fdr_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-		       struct fid_mc **mc, void *context)
-{
-	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
-	return -FI_ENOSYS;
-}
-
 struct fi_ops_cm fdr_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
-	.setname = fdr_no_setname,
+	.setname = fd_no_cm_setname,
 	.getname = fdr_ep_getname,
 	.getpeer = fdr_ep_getpeer,
 	.connect = fdr_ep_connect,
-	.listen = fdr_no_listen,
+	.listen = fd_no_cm_listen,
 	.accept = fdr_ep_accept,
-	.reject = fdr_no_reject,
+	.reject = fd_no_cm_reject,
 	.shutdown = fdr_ep_shutdown,
-	.join = fdr_no_join,
+	.join = fd_no_cm_join,
 };
 
 /* ---- passive endpoint ---- */
@@ -474,42 +449,17 @@ static int fdr_pep_getname(fid_t fid, void *addr, size_t *addrlen)
 	return fi_getname(&pep->ipep->fid, addr, addrlen);
 }
 
-static int fdr_pep_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	(void)ep; (void)addr; (void)addrlen;
-	return -FI_ENOSYS;
-}
-
-static int fdr_pep_no_connect(struct fid_ep *ep, const void *addr,
-			      const void *param, size_t paramlen)
-{
-	(void)ep; (void)addr; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int fdr_pep_no_accept(struct fid_ep *ep, const void *param, size_t len)
-{
-	(void)ep; (void)param; (void)len;
-	return -FI_ENOSYS;
-}
-
-static int fdr_pep_no_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	(void)ep; (void)flags;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_cm fdr_pep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
-	.setname = fdr_no_setname,
+	.setname = fd_no_cm_setname,
 	.getname = fdr_pep_getname,
-	.getpeer = fdr_pep_no_getpeer,
-	.connect = fdr_pep_no_connect,
+	.getpeer = fd_no_cm_getpeer,
+	.connect = fd_no_cm_connect,
 	.listen = fdr_pep_listen,
-	.accept = fdr_pep_no_accept,
+	.accept = fd_no_cm_accept,
 	.reject = fdr_pep_reject,
-	.shutdown = fdr_pep_no_shutdown,
-	.join = fdr_no_join,
+	.shutdown = fd_no_cm_shutdown,
+	.join = fd_no_cm_join,
 };
 
 static int fdr_pep_getopt(fid_t fid, int level, int optname, void *optval,
@@ -528,13 +478,13 @@ static int fdr_pep_setopt(fid_t fid, int level, int optname,
 
 static struct fi_ops_ep fdr_pep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = fdv_no_cancel,
+	.cancel = fd_no_ep_cancel,
 	.getopt = fdr_pep_getopt,
 	.setopt = fdr_pep_setopt,
-	.tx_ctx = fdv_no_tx_ctx,
-	.rx_ctx = fdv_no_rx_ctx,
-	.rx_size_left = fdv_no_size_left,
-	.tx_size_left = fdv_no_size_left,
+	.tx_ctx = fd_no_ep_tx_ctx,
+	.rx_ctx = fd_no_ep_rx_ctx,
+	.rx_size_left = fd_no_ep_rx_size_left,
+	.tx_size_left = fd_no_ep_tx_size_left,
 };
 
 static int fdr_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
@@ -610,7 +560,7 @@ static struct fi_ops fdr_pep_fid_ops = {
 	.close = fdr_pep_close,
 	.bind = fdr_pep_bind,
 	.control = fdr_pep_control,
-	.ops_open = fdv_no_ops_open,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };

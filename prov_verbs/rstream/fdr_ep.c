@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fd_enosys.h"
 #include "fdr.h"
 
 /* ---- options ---- */
@@ -136,13 +137,13 @@ static int fdr_ep_getopt(fid_t fid, int level, int optname, void *optval,
 
 static struct fi_ops_ep fdr_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = fdv_no_cancel,
+	.cancel = fd_no_ep_cancel,
 	.getopt = fdr_ep_getopt,
 	.setopt = fdr_ep_setopt,
-	.tx_ctx = fdv_no_tx_ctx,
-	.rx_ctx = fdv_no_rx_ctx,
-	.rx_size_left = fdv_no_size_left,
-	.tx_size_left = fdv_no_size_left,
+	.tx_ctx = fd_no_ep_tx_ctx,
+	.rx_ctx = fd_no_ep_rx_ctx,
+	.rx_size_left = fd_no_ep_rx_size_left,
+	.tx_size_left = fd_no_ep_tx_size_left,
 };
 
 /* ---- enable ---- */
@@ -337,7 +338,7 @@ static struct fi_ops fdr_ep_fid_ops = {
 	.close = fdr_ep_close,
 	.bind = fdr_ep_bind,
 	.control = fdr_ep_control,
-	.ops_open = fdv_no_ops_open,
+	.ops_open = fd_no_fid_ops_open,
 	.tostr = NULL,
 	.ops_set = NULL,
 };

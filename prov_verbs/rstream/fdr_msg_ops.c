@@ -80,7 +80,7 @@ struct fi_ops_msg fdr_ops_msg = {
 	.send = fdr_send,
 	.sendv = fdr_sendv,
 	.sendmsg = fdr_sendmsg,
-	.inject = fdv_no_msg_inject,
-	.senddata = fdv_no_msg_senddata,
-	.injectdata = fdv_no_msg_injectdata,
+	.inject = fd_no_msg_inject,
+	.senddata = fd_no_msg_senddata,
+	.injectdata = fd_no_msg_injectdata,
 };

@@ -20,7 +20,10 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <fdv/fdv_config.h>
 
 static int failures;
 
@@ -368,18 +371,11 @@ static void test_addresses(void)
 static void test_hints(void)
 {
 	struct fi_info *h = hints_rma(), *info = NULL;
-	int all, threading;
+	int all;
 
 	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0, "base");
 	all = count(info);
-	threading = info ? info->domain_attr->threading : FI_THREAD_UNSPEC;
 	fi_freeinfo(info);
-	if (threading == FI_THREAD_DOMAIN) {
-		h->domain_attr->threading = FI_THREAD_SAFE;
-		CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA,
-		      "FI_THREAD_SAFE on a FI_THREAD_DOMAIN build");
-		h->domain_attr->threading = FI_THREAD_DOMAIN;
-	}
 
 	if (dev0) {
 		h->domain_attr->name = strdup(dev0);
@@ -436,6 +432,119 @@ static void test_hints(void)
 	CHECK(fi_getinfo(V117, NULL, NULL, FI_PROV_ATTR_ONLY, NULL, &info) ==
 	      0 && count_verbs(info) == 1, "attr only");
 	fi_freeinfo(info);
+	fi_freeinfo(h);
+}
+
+/*
+ * The threading levels each build serves (docs/fi_direct_verbs.7.md,
+ * "Threading"): with no lock on the inline path (direct, domain threading)
+ * DOMAIN and COMPLETION; with locks compiled in (threading=safe) or
+ * chosen at open time (the OFF build's locked ops tables) every level.
+ * A served level comes back as asked and opens a domain and a CQ that
+ * reads; in the OFF build ENDPOINT and up get the locked CQ table and
+ * DOMAIN/COMPLETION the lock-free one. An unserved level finds nothing,
+ * and fi_domain refuses an info that claims it.
+ */
+#if FDV_THREAD_SAFE || FDV_OPS_LOCKED
+#define STRONGEST 5
+#else
+#define STRONGEST 2
+#endif
+
+static void test_threading(void)
+{
+	static const struct {
+		enum fi_threading level;
+		int strength;
+		const char *name;
+	} levels[] = {
+		{ FI_THREAD_DOMAIN, 1, "FI_THREAD_DOMAIN" },
+		{ FI_THREAD_COMPLETION, 2, "FI_THREAD_COMPLETION" },
+		{ FI_THREAD_ENDPOINT, 3, "FI_THREAD_ENDPOINT" },
+		{ FI_THREAD_FID, 4, "FI_THREAD_FID" },
+		{ FI_THREAD_SAFE, 5, "FI_THREAD_SAFE" },
+	};
+	struct fi_ops_cq *lockfree_ops = NULL;
+	struct fi_info *h = hints_rma(), *info = NULL, *served = NULL;
+
+	/* Nobody asking: the cheapest level the build has. */
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 && info,
+	      "threading unspecified");
+	for (struct fi_info *fi = info; fi; fi = fi->next)
+		CHECK(fi->domain_attr->threading ==
+		      (FDV_THREAD_SAFE ? FI_THREAD_SAFE : FI_THREAD_DOMAIN),
+		      "unspecified: threading %d", fi->domain_attr->threading);
+	if (info)
+		served = fi_dupinfo(info);
+	fi_freeinfo(info);
+	info = NULL;
+
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		struct fid_fabric *fab = NULL;
+		struct fid_domain *dom = NULL;
+		struct fid_cq *cq = NULL;
+		struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+		struct fi_cq_entry e;
+		int rc;
+
+		h->domain_attr->threading = levels[i].level;
+		rc = fi_getinfo(V117, NULL, NULL, 0, h, &info);
+		if (levels[i].strength > STRONGEST) {
+			CHECK(rc == -FI_ENODATA, "%s not served, got %d",
+			      levels[i].name, rc);
+			fi_freeinfo(info);
+			info = NULL;
+			if (served) {
+				served->domain_attr->threading = levels[i].level;
+				CHECK(fi_fabric(served->fabric_attr, &fab, NULL) == 0,
+				      "fabric");
+				if (fab) {
+					rc = fi_domain(fab, served, &dom, NULL);
+					CHECK(rc == -FI_ENODATA,
+					      "fi_domain at %s: %d", levels[i].name, rc);
+					if (!rc)
+						fi_close(&dom->fid);
+					fi_close(&fab->fid);
+				}
+			}
+			continue;
+		}
+		CHECK(rc == 0 && info, "%s served: %d", levels[i].name, rc);
+		for (struct fi_info *fi = info; fi; fi = fi->next)
+			CHECK(fi->domain_attr->threading == levels[i].level,
+			      "%s: came back as %d", levels[i].name,
+			      fi->domain_attr->threading);
+		if (!info)
+			continue;
+		CHECK(fi_fabric(info->fabric_attr, &fab, NULL) == 0, "fabric");
+		if (fab)
+			CHECK(fi_domain(fab, info, &dom, NULL) == 0,
+			      "domain at %s", levels[i].name);
+		if (dom)
+			CHECK(fi_cq_open(dom, &cq_attr, &cq, NULL) == 0, "cq");
+		if (cq) {
+			CHECK(fi_cq_read(cq, &e, 1) == -FI_EAGAIN,
+			      "empty cq at %s", levels[i].name);
+			if (!lockfree_ops)
+				lockfree_ops = cq->ops;	/* FI_THREAD_DOMAIN's */
+#if FDV_OPS_LOCKED
+			CHECK((cq->ops == lockfree_ops) == (levels[i].strength <= 2),
+			      "%s: %s ops table", levels[i].name,
+			      levels[i].strength <= 2 ? "lock-free" : "locked");
+#else
+			CHECK(cq->ops == lockfree_ops, "%s: one ops table",
+			      levels[i].name);
+#endif
+			fi_close(&cq->fid);
+		}
+		if (dom)
+			CHECK(fi_close(&dom->fid) == 0, "domain close");
+		if (fab)
+			fi_close(&fab->fid);
+		fi_freeinfo(info);
+		info = NULL;
+	}
+	fi_freeinfo(served);
 	fi_freeinfo(h);
 }
 
@@ -512,6 +621,7 @@ int main(void)
 	test_rx_cq_data();
 	test_addresses();
 	test_hints();
+	test_threading();
 	test_env();
 
 	if (failures) {

@@ -251,6 +251,8 @@ def classify_include(root, path, quote, name, pub_roots, ours_rdma, fdv_dir,
             return None
         if re.match(r"fi_direct\w*\.h$", sub):
             return None           # generated into include/fabric_direct/rdma
+        if sub == "fabric_direct_config.h":
+            return None           # written by the direct build's install rules
         if sub in RDMA_CORE_ALLOWED or sub in allow_rdma:
             return None
         return ("neither one of our headers nor rdma-core's rdma_cma.h: it would "

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Run one program built against Debian's libfabric headers and library on
+# this build's drop-in libfabric.so.1 instead, after checking that the
+# loader really resolves libfabric.so.1 to ours.
+#   run_on_dropin.sh DIR_HOLDING_OUR_LIBFABRIC_SO_1 PROGRAM [ARGS...]
+set -uo pipefail
+libdir=$(cd "${1:?usage: run_on_dropin.sh DIR PROGRAM [ARGS...]}" && pwd -P)
+shift
+prog=${1:?usage: run_on_dropin.sh DIR PROGRAM [ARGS...]}
+[ -e "$libdir/libfabric.so.1" ] || { echo "FAIL: no $libdir/libfabric.so.1"; exit 1; }
+LD_LIBRARY_PATH="$libdir" ldd "$prog" | grep -q "libfabric.so.1 => $libdir/libfabric.so.1" ||
+  { echo "FAIL: LD_LIBRARY_PATH=$libdir does not select our libfabric.so.1 for $prog:";
+    LD_LIBRARY_PATH="$libdir" ldd "$prog"; exit 1; }
+LD_LIBRARY_PATH="$libdir" exec "$@"
