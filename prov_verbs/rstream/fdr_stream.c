@@ -17,8 +17,9 @@
 #include <unistd.h>
 
 #include "fdr.h"
-#include <fdv/fdv_msg.h>
-#include <fdv/fdv_rma.h>
+
+/* Completions taken from the CQ per read. */
+#define FDR_CQ_BATCH 16
 
 /* Work-request contexts carry what their completion needs, not a
  * pointer: a tag in the low two bits and a value above it. */
@@ -122,10 +123,10 @@ int fdr_post_rx(struct fdr_ep *ep, uint32_t slot)
 	ssize_t ret;
 
 	if (ep->iwarp)
-		ret = fdv_msg_recv(ep->iep, ep->rx_slots + 4 * (size_t)slot, 4,
+		ret = fi_recv(ep->iep, ep->rx_slots + 4 * (size_t)slot, 4,
 				   ep->desc, 0, fdr_ctx(FDR_CTX_RX, slot));
 	else
-		ret = fdv_msg_recv(ep->iep, NULL, 0, NULL, 0,
+		ret = fi_recv(ep->iep, NULL, 0, NULL, 0,
 				   fdr_ctx(FDR_CTX_RX, slot));
 	return (int)ret;
 }
@@ -138,10 +139,10 @@ static int fdr_post_word(struct fdr_ep *ep, uint32_t word)
 		uint8_t *slot = ep->tx_slots + 4 * (size_t)(ep->tx_slot_next++ % ep->tx_size);
 
 		fdr_store_be32(slot, word);
-		ret = fdv_msg_send(ep->iep, slot, 4, ep->desc, 0,
+		ret = fi_send(ep->iep, slot, 4, ep->desc, 0,
 				   fdr_ctx(FDR_CTX_CTRL, 0));
 	} else {
-		ret = fdv_msg_senddata(ep->iep, NULL, 0, NULL, word, 0,
+		ret = fi_senddata(ep->iep, NULL, 0, NULL, word, 0,
 				       fdr_ctx(FDR_CTX_CTRL, 0));
 	}
 	if (ret) {
@@ -244,13 +245,13 @@ static void fdr_handle_comp_err(struct fdr_ep *ep, const struct fi_cq_err_entry 
 
 static void fdr_pump_cq(struct fdr_ep *ep)
 {
-	struct fi_cq_data_entry e[FDV_CQ_BATCH];
+	struct fi_cq_data_entry e[FDR_CQ_BATCH];
 	ssize_t n;
 
 	if (!ep->icq)
 		return;
 	for (;;) {
-		n = fdv_cq_read(ep->icq, e, FDV_CQ_BATCH);
+		n = fi_cq_read(ep->icq, e, FDR_CQ_BATCH);
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++)
 				fdr_handle_comp(ep, &e[i]);
@@ -260,7 +261,7 @@ static void fdr_pump_cq(struct fdr_ep *ep)
 			struct fi_cq_err_entry err;
 
 			memset(&err, 0, sizeof(err));
-			if (fdv_cq_readerr(ep->icq, &err, 0) == 1) {
+			if (fi_cq_readerr(ep->icq, &err, 0) == 1) {
 				fdr_handle_comp_err(ep, &err);
 				continue;
 			}
@@ -304,8 +305,11 @@ static int fdr_arm(struct fdr_ep *ep)
 	fdr_ep_pump_eq(ep);
 	if (ep->state != state || ep->err != err)
 		return -FI_EAGAIN;
-	if (ep->icq)
-		ret = fdv_cq_trywait(FDV_OBJ(struct fdv_cq_full, cq.cq_fid, ep->icq));
+	if (ep->icq) {
+		struct fid *cq = &ep->icq->fid;
+
+		ret = fi_trywait(ep->domain->fabric->ifab, &cq, 1);
+	}
 	return ret == -FI_EAGAIN ? -FI_EAGAIN : 0;
 }
 
@@ -372,13 +376,13 @@ static ssize_t fdr_post_data(struct fdr_ep *ep, uint32_t len, uint32_t tx_off,
 	ssize_t ret;
 
 	if (!ep->iwarp) {
-		ret = fdv_rma_writedata(ep->iep, buf, len, ep->desc, 0, 0, raddr,
+		ret = fi_writedata(ep->iep, buf, len, ep->desc, 0, 0, raddr,
 					ep->peer.rkey, fdr_ctx(FDR_CTX_DATA, len));
 		if (!ret)
 			ep->sq_free--;
 		return ret;
 	}
-	ret = fdv_rma_write(ep->iep, buf, len, ep->desc, 0, raddr, ep->peer.rkey,
+	ret = fi_write(ep->iep, buf, len, ep->desc, 0, raddr, ep->peer.rkey,
 			    fdr_ctx(FDR_CTX_DATA, len));
 	if (ret)
 		return ret;
@@ -389,7 +393,7 @@ static ssize_t fdr_post_data(struct fdr_ep *ep, uint32_t len, uint32_t tx_off,
 		uint8_t *slot = ep->tx_slots + 4 * (size_t)(ep->tx_slot_next++ % ep->tx_size);
 
 		fdr_store_be32(slot, fdr_word_data(len));
-		ret = fdv_msg_send(ep->iep, slot, 4, ep->desc, 0,
+		ret = fi_send(ep->iep, slot, 4, ep->desc, 0,
 				   fdr_ctx(FDR_CTX_CTRL, 0));
 	}
 	if (ret)
