@@ -75,7 +75,8 @@ int fdr_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	struct fi_info *core;
 	int ret;
 
-	if (!fabric || !domain || !fdr_info_complete(info))
+	if (!fabric || !domain || !fdr_info_complete(info) ||
+	    info->ep_attr->type != FI_EP_SOCK_STREAM)
 		return -FI_EINVAL;
 	core = fdr_core_info(info);
 	if (!core)

@@ -252,6 +252,8 @@ static void fdr_pump_cq(struct fdr_ep *ep)
 		return;
 	for (;;) {
 		n = fi_cq_read(ep->icq, e, FDR_CQ_BATCH);
+		if (n != -FI_EAGAIN)
+			ep->cq_armed = false;	/* its event may have fired */
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++)
 				fdr_handle_comp(ep, &e[i]);
@@ -290,27 +292,44 @@ void fdr_progress(struct fdr_ep *ep)
 		fdr_pump_cq(ep);
 		fdr_flush_ctrl(ep);
 	}
-	fdr_wait_update(ep);
+	/* The caller updates the wait fd once it knows its own outcome. */
 }
 
 /* Nothing can move: make sure the wait fd will turn readable when
- * something does. 0: armed and nothing pending; -FI_EAGAIN: completions
- * came in meanwhile, try again. */
-static int fdr_arm(struct fdr_ep *ep)
+ * something does. 0: armed and nothing pending; -FI_EAGAIN: something
+ * came in meanwhile, try again.
+ *
+ * Both checks cost system calls, so the data path makes them only when
+ * they can tell something new. The CQ is re-armed (its channel read, the
+ * notification requested) only if a completion was read since it was last
+ * armed: otherwise it is still armed and empty. The connection's events
+ * (a read of the rdma_cm channel) are looked at while the connection is
+ * not established, on the slow paths (`always`), and otherwise on every
+ * FDR_EQ_CHECK_EVERY-th call that found nothing to do: a reset shows only
+ * there, and the verbs EQ's fd, part of the wait fd, wakes a waiter at
+ * once. */
+static int fdr_arm(struct fdr_ep *ep, bool always)
 {
-	enum fdr_state state = ep->state;
-	int err = ep->err, ret = 0;
+	if (always || ep->state != FDR_CONNECTED ||
+	    ++ep->idle_calls >= FDR_EQ_CHECK_EVERY) {
+		enum fdr_state state = ep->state;
+		int err = ep->err;
 
-	/* A connection event changes the answer: look again at once. */
-	fdr_ep_pump_eq(ep);
-	if (ep->state != state || ep->err != err)
-		return -FI_EAGAIN;
-	if (ep->icq) {
-		struct fid *cq = &ep->icq->fid;
-
-		ret = fi_trywait(ep->domain->fabric->ifab, &cq, 1);
+		ep->idle_calls = 0;
+		fdr_ep_pump_eq(ep);
+		/* A connection event changes the answer: look again. */
+		if (ep->state != state || ep->err != err)
+			return -FI_EAGAIN;
 	}
-	return ret == -FI_EAGAIN ? -FI_EAGAIN : 0;
+	if (ep->icq && !ep->cq_armed) {
+		struct fid *cq = &ep->icq->fid;
+		int ret = fi_trywait(ep->domain->fabric->ifab, &cq, 1);
+
+		if (ret == -FI_EAGAIN)
+			return -FI_EAGAIN;
+		ep->cq_armed = !ret;
+	}
+	return 0;
 }
 
 /* ---- the data path ---- */
@@ -513,7 +532,7 @@ static ssize_t fdr_stream_op(struct fid_ep *ep_fid, const struct iovec *iov,
 		ret = try_op(ep, iov, count, total, (flags & FI_PEEK) != 0);
 		if (ret != -FI_EAGAIN || round == 3)
 			break;
-		if (!fdr_arm(ep))
+		if (!fdr_arm(ep, false))
 			break;
 	}
 	if (tx)
@@ -555,7 +574,7 @@ static void fdr_wait_a_little(struct fdr_ep *ep, int ms)
 {
 	struct pollfd pfd = { .fd = ep->waitfd, .events = POLLIN };
 
-	if (fdr_arm(ep))
+	if (fdr_arm(ep, true))
 		return;
 	pthread_mutex_unlock(&ep->lock);
 	if (poll(&pfd, 1, ms < 50 ? ms : 50) < 0 && errno != EINTR)
