@@ -7,9 +7,6 @@
 
 #include "fdv_internal.h"
 #include "fdv_getinfo.h"
-#if FD_HAVE_RSTREAM
-#include "fdr.h"
-#endif
 
 static int fdv_cm_check_param(const void *param, size_t len)
 {
@@ -489,10 +486,6 @@ int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 
 	if (!fabric || !info || !pep_out)
 		return -FI_EINVAL;
-#if FD_HAVE_RSTREAM
-	if (info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)
-		return fdr_pep_open(fabric, info, pep_out, context);
-#endif
 	if (info->ep_attr && info->ep_attr->type != FI_EP_MSG &&
 	    info->ep_attr->type != FI_EP_UNSPEC)
 		return -FI_EINVAL;

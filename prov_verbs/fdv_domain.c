@@ -6,10 +6,8 @@
 #include <string.h>
 
 #include "fdv_internal.h"
+#include "fdv_layer.h"
 #include "fdv_getinfo.h"
-#if FD_HAVE_RSTREAM
-#include "fdr.h"
-#endif
 
 static int fdv_domain_close(struct fid *fid)
 {
@@ -194,9 +192,7 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	fab = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
 	name = info->domain_attr ? info->domain_attr->name : NULL;
 	threading = info->domain_attr ? info->domain_attr->threading : FI_THREAD_UNSPEC;
-	/* rstream objects lock themselves and serve every level. */
-	if (fdv_thread_strength(threading) > fdv_thread_strength(fdv_threading_max()) &&
-	    !(info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)) {
+	if (fdv_thread_strength(threading) > fdv_thread_strength(fdv_threading_max())) {
 		FD_WARN(FD_LOG_DOMAIN, "threading %s: this build serves up to %s",
 			fi_tostr(&threading, FI_TYPE_THREADING),
 			fdv_threading_max() == FI_THREAD_SAFE ? "FI_THREAD_SAFE" :
@@ -238,10 +234,6 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->domain_fid.fid.ops = &fdv_domain_fid_ops;
 	dom->domain_fid.ops = &fdv_domain_ops;
 	dom->domain_fid.mr = &fdv_mr_ops;
-#if FD_HAVE_RSTREAM
-	if (info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)
-		fdr_domain_init(dom);
-#endif
 	atomic_fetch_add(&fab->refs, 1);
 	*domain = &dom->domain_fid;
 	FD_DBG(FD_LOG_DOMAIN, "opened domain %s", ibv_get_device_name(dom->verbs->device));
@@ -249,4 +241,12 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 err:
 	free(dom);
 	return ret;
+}
+
+size_t fdv_layer_max_queue(struct fid_domain *domain)
+{
+	if (!domain || domain->fid.fclass != FI_CLASS_DOMAIN ||
+	    domain->fid.ops != &fdv_domain_fid_ops)
+		return 0;
+	return (size_t)FDV_OBJ(struct fdv_domain, domain_fid, domain)->dev_attr.max_qp_wr;
 }

@@ -6,9 +6,6 @@
 
 #include "fdv_internal.h"
 #include "fdv_getinfo.h"
-#if FD_HAVE_RSTREAM
-#include "fdr.h"
-#endif
 
 static struct fdv_msg_ep *fdv_msg_ep_of_fid(struct fid *fid)
 {
@@ -453,21 +450,60 @@ static int fdv_ep_control(struct fid *fid, int command, void *arg)
 /* ---- options ---- */
 
 /* FI_OPT_MIN_MULTI_RECV would need FI_MULTI_RECV, which an RC receive
- * queue does not offer: the CM data size is the only option. */
+ * queue does not offer. FI_OPT_TX_SIZE / FI_OPT_RX_SIZE (size_t) resize
+ * the queues until fi_enable creates the QP: a layer sizes its inner
+ * endpoint from options its own application set after fi_endpoint. */
 static int fdv_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			 size_t *optlen)
 {
-	(void)fid;
-	return fdv_opt_get_cm_data_size(level, optname, optval, optlen, FDV_CM_DATA_MAX);
+	struct fdv_msg_ep *ep = FDV_OBJ(struct fdv_msg_ep, ep.ep_fid.fid, fid);
+	size_t v;
+
+	if (level != FI_OPT_ENDPOINT ||
+	    (optname != FI_OPT_TX_SIZE && optname != FI_OPT_RX_SIZE))
+		return fdv_opt_get_cm_data_size(level, optname, optval, optlen,
+						FDV_CM_DATA_MAX);
+	if (!optval || !optlen)
+		return -FI_EINVAL;
+	if (*optlen < sizeof(size_t)) {
+		*optlen = sizeof(size_t);
+		return -FI_ETOOSMALL;
+	}
+	if (optname == FI_OPT_TX_SIZE)
+		v = ep->info->tx_attr ? ep->info->tx_attr->size : 0;
+	else
+		v = ep->info->rx_attr ? ep->info->rx_attr->size : 0;
+	memcpy(optval, &v, sizeof(v));
+	*optlen = sizeof(size_t);
+	return 0;
 }
 
 static int fdv_ep_setopt(fid_t fid, int level, int optname,
 			 const void *optval, size_t optlen)
 {
-	(void)fid;
-	(void)optval;
-	(void)optlen;
-	return fdv_opt_set_cm_data_size(level, optname);
+	struct fdv_msg_ep *ep = FDV_OBJ(struct fdv_msg_ep, ep.ep_fid.fid, fid);
+	size_t v;
+
+	if (level != FI_OPT_ENDPOINT ||
+	    (optname != FI_OPT_TX_SIZE && optname != FI_OPT_RX_SIZE))
+		return fdv_opt_set_cm_data_size(level, optname);
+	if (!optval || optlen != sizeof(size_t))
+		return -FI_EINVAL;
+	memcpy(&v, optval, sizeof(v));
+	if (!v || v > (size_t)ep->domain->dev_attr.max_qp_wr)
+		return -FI_EINVAL;
+	if (ep->state != FDV_EP_IDLE)
+		return -FI_EOPBADSTATE;	/* the QP exists */
+	if (optname == FI_OPT_TX_SIZE) {
+		if (!ep->info->tx_attr)
+			return -FI_EINVAL;
+		ep->info->tx_attr->size = v;
+	} else {
+		if (!ep->info->rx_attr)
+			return -FI_EINVAL;
+		ep->info->rx_attr->size = v;
+	}
+	return 0;
 }
 
 static struct fi_ops_ep fdv_msg_ep_ops = {
@@ -567,10 +603,6 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 
 	if (!domain || !info || !ep_out)
 		return -FI_EINVAL;
-#if FD_HAVE_RSTREAM
-	if (info->ep_attr && info->ep_attr->type == FI_EP_SOCK_STREAM)
-		return fdr_ep_open(domain, info, ep_out, context);
-#endif
 	if (info->ep_attr && info->ep_attr->type != FI_EP_MSG &&
 	    info->ep_attr->type != FI_EP_UNSPEC)
 		return -FI_EINVAL;

@@ -104,74 +104,6 @@ int fdv_eq_push_error(struct fdv_eq *eq, struct fid *fid, void *context,
 	return 0;
 }
 
-/* Layers built on this EQ (rstream) move their own state machines when the
- * application reads: each registered hook runs first, outside the lock, and
- * may queue entries with fi_eq_write / fdv_eq_write_error. */
-static void fdv_eq_run_hooks(struct fdv_eq *eq)
-{
-	struct fdv_eq_hook hooks[FDV_EQ_MAX_HOOKS];
-	int i, n;
-
-	pthread_mutex_lock(&eq->lock);
-	n = eq->nhooks;
-	memcpy(hooks, eq->hooks, sizeof(hooks[0]) * (size_t)n);
-	pthread_mutex_unlock(&eq->lock);
-	for (i = 0; i < n; i++)
-		hooks[i].fn(hooks[i].arg);
-}
-
-int fdv_eq_add_hook(struct fdv_eq *eq, void (*fn)(void *arg), void *arg, int fd)
-{
-	struct epoll_event ev;
-	int ret = 0;
-
-	pthread_mutex_lock(&eq->lock);
-	if (eq->nhooks == FDV_EQ_MAX_HOOKS) {
-		ret = -FI_ENOSPC;
-	} else {
-		memset(&ev, 0, sizeof(ev));
-		ev.events = EPOLLIN;
-		if (fd >= 0 && epoll_ctl(eq->epfd, EPOLL_CTL_ADD, fd, &ev)) {
-			ret = -fdv_errno_to_fi(errno);
-		} else {
-			eq->hooks[eq->nhooks].fn = fn;
-			eq->hooks[eq->nhooks].arg = arg;
-			eq->hooks[eq->nhooks].fd = fd;
-			eq->nhooks++;
-		}
-	}
-	pthread_mutex_unlock(&eq->lock);
-	return ret;
-}
-
-void fdv_eq_del_hook(struct fdv_eq *eq, void *arg)
-{
-	int i;
-
-	pthread_mutex_lock(&eq->lock);
-	for (i = 0; i < eq->nhooks; i++) {
-		if (eq->hooks[i].arg != arg)
-			continue;
-		if (eq->hooks[i].fd >= 0)
-			epoll_ctl(eq->epfd, EPOLL_CTL_DEL, eq->hooks[i].fd, NULL);
-		eq->hooks[i] = eq->hooks[--eq->nhooks];
-		break;
-	}
-	pthread_mutex_unlock(&eq->lock);
-}
-
-int fdv_eq_write_error(struct fdv_eq *eq, struct fid *fid, void *context,
-		       int err, int prov_errno, const void *err_data,
-		       size_t err_len)
-{
-	int ret;
-
-	pthread_mutex_lock(&eq->lock);
-	ret = fdv_eq_push_error(eq, fid, context, err, prov_errno, err_data, err_len);
-	pthread_mutex_unlock(&eq->lock);
-	return ret;
-}
-
 /* ---- connect deadlines ---- */
 
 static uint64_t fdv_now_ns(void)
@@ -289,7 +221,6 @@ static ssize_t fdv_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 	if (flags & ~FI_PEEK)
 		return -FI_EBADFLAGS;
 	eq = fdv_eq_of(eq_fid);
-	fdv_eq_run_hooks(eq);
 	pthread_mutex_lock(&eq->lock);
 	fdv_eq_pump(eq);
 	fdv_eq_release_last_err(eq);
@@ -331,7 +262,6 @@ static ssize_t fdv_eq_readerr(struct fid_eq *eq_fid, struct fi_eq_err_entry *buf
 		user_data = buf->err_data;
 		user_size = buf->err_data_size;
 	}
-	fdv_eq_run_hooks(eq);
 	pthread_mutex_lock(&eq->lock);
 	fdv_eq_pump(eq);
 	fdv_eq_release_last_err(eq);
@@ -454,7 +384,6 @@ int fdv_eq_trywait(struct fdv_eq *eq)
 {
 	int ret;
 
-	fdv_eq_run_hooks(eq);
 	pthread_mutex_lock(&eq->lock);
 	fdv_eq_pump(eq);
 	ret = eq->head ? -FI_EAGAIN : 0;
@@ -480,12 +409,6 @@ static void fdv_eq_drop_entry(struct fdv_eq_entry *e)
 		struct fdv_connreq *req = h ?
 			FDV_OBJ(struct fdv_connreq, handle, h) : NULL;
 
-		/* A layer's request (rstream) knows how to release itself. */
-		if (h && h->ops && h->ops->close) {
-			h->ops->close(h);
-			cm->info->handle = NULL;
-			req = NULL;
-		}
 		if (req) {
 			rdma_reject(req->id, NULL, 0);
 			rdma_destroy_id(req->id);

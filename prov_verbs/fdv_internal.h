@@ -80,14 +80,6 @@ struct fdv_eq_entry {
 					 * or the error's err_data */
 };
 
-#define FDV_EQ_MAX_HOOKS 64
-
-struct fdv_eq_hook {
-	void (*fn)(void *arg);
-	void *arg;
-	int fd;		/* added to the EQ's wait fd, or -1 */
-};
-
 struct fdv_eq {
 	struct fid_eq eq_fid;
 	struct fdv_fabric *fabric;
@@ -98,8 +90,6 @@ struct fdv_eq {
 	pthread_mutex_t lock;
 	struct fdv_eq_entry *head, *tail;
 	struct fdv_eq_entry *last_err;	/* handed out by readerr; freed on next read */
-	struct fdv_eq_hook hooks[FDV_EQ_MAX_HOOKS];
-	int nhooks;
 	/* fi_connect calls with a deadline (FI_VERBS_CONNECT_TIMEOUT): the
 	 * timerfd, in epfd, fires at the earliest so that sread wakes. */
 	int tfd;
@@ -232,13 +222,6 @@ void fdv_eq_watch_connect(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 			  unsigned int ms);
 void fdv_eq_unwatch_connect_locked(struct fdv_eq *eq, struct fdv_msg_ep *ep);
 void fdv_eq_unwatch_connect(struct fdv_eq *eq, struct fdv_msg_ep *ep);
-/* For layers on top (rstream): a hook runs before every EQ read, and its
- * fd (if >= 0) wakes fi_eq_sread and the EQ's FI_GETWAIT fd. */
-int fdv_eq_add_hook(struct fdv_eq *eq, void (*fn)(void *arg), void *arg, int fd);
-void fdv_eq_del_hook(struct fdv_eq *eq, void *arg);
-int fdv_eq_write_error(struct fdv_eq *eq, struct fid *fid, void *context,
-		       int err, int prov_errno, const void *err_data,
-		       size_t err_len);
 /* Queueing, with the EQ lock held (from fdv_cm_handle_event). */
 int fdv_eq_push_event(struct fdv_eq *eq, uint32_t event, const void *data,
 		      size_t len);

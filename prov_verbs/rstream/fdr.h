@@ -1,14 +1,40 @@
 /* rstream (FI_EP_SOCK_STREAM over verbs RMA): the layer's private objects
- * and entry points. Included by the verbs provider's .c files, which hand
- * FI_EP_SOCK_STREAM infos over to the fdr_ functions below. */
+ * and entry points. The layer sits on the verbs MSG provider, which it
+ * reaches only through the public fi_* API and the contract header
+ * fdv_layer.h: every rstream object wraps verbs objects it opened itself
+ * (fabric, domain, EQ, CQ, passive endpoint, endpoint, memory region). */
 #ifndef FDR_H
 #define FDR_H
 
-#include "fdv_internal.h"
+#define FD_LOG_PROV "verbs;rstream"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/fi_collective.h>
+#include <fdv/fdv_ep.h>
+
+#include "fd_core.h"
+#include "fd_enosys.h"
+#include "fdv_layer.h"
 #include "fdr_proto.h"
-#include "fdv_ops.h"
 
 #define FDR_PROV_NAME		"verbs;rstream"
+#define FDR_CORE_PROV_NAME	"verbs"
+
+#define fdr_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 /* Defaults, as upstream's rstream had them. */
 #define FDR_DEF_BUF_SIZE	(32u * 1024)
@@ -20,11 +46,63 @@
 /* What fi_send and fi_recv take at most per call in an iov. */
 #define FDR_IOV_LIMIT		16
 #define FDR_DEF_IOV_LIMIT	4
-/* The user's share of the 55 bytes of CM data: ours goes first. */
-#define FDR_CM_DATA_MAX		(FDV_CM_DATA_MAX - FDR_BLOB_LEN)
+/* Connection data of the verbs endpoints underneath: ours goes first and
+ * the user has the rest (FI_OPT_CM_DATA_SIZE of the verbs endpoint,
+ * asked when an rstream object opens). Buffers are sized for the most any
+ * RDMA CM transport carries. */
+#define FDR_CM_BUF		256
 /* fi_shutdown and fi_close wait this long at most for the peer to give a
  * credit for the FIN and for the FIN to complete. */
 #define FDR_FIN_WAIT_MS		2000
+/* A data call that finds nothing to do looks at the connection's events
+ * (a system call) only every this many times in a row: a reset is
+ * noticed within that many calls, and a spinning reader pays nothing. */
+#define FDR_EQ_CHECK_EVERY	16
+
+struct fdr_fabric {
+	struct fid_fabric fabric_fid;
+	struct fid_fabric *ifab;	/* the verbs fabric */
+	uint32_t version;
+	atomic_int refs;
+};
+
+/* A verbs domain (the device and protection domain the endpoints' rings
+ * are registered in) offering the application endpoints and nothing
+ * else: a stream reports no completions and registers no user memory. */
+struct fdr_domain {
+	struct fid_domain domain_fid;
+	struct fdr_fabric *fabric;
+	struct fid_domain *idom;
+	size_t max_queue;		/* the device's deepest work queue */
+	atomic_int refs;
+};
+
+/* Something bound to an rstream EQ whose events come from a verbs EQ of
+ * its own: reading the rstream EQ runs `pump`, which translates what the
+ * verbs EQ holds into entries of the rstream EQ; `fd` (the verbs EQ's
+ * wait fd) wakes the rstream EQ's waiters. */
+struct fdr_eq_src {
+	struct fdr_eq_src *next;
+	void (*pump)(struct fdr_eq_src *src);
+	int fd;
+};
+
+struct fdr_eq_entry;
+
+struct fdr_eq {
+	struct fid_eq eq_fid;
+	struct fdr_fabric *fabric;
+	enum fi_wait_obj wait_obj;
+	int epfd;			/* FI_GETWAIT: efd + every source's fd */
+	int efd;			/* readable while entries are queued */
+	/* Order: src_lock, then a source's own lock, then lock. */
+	pthread_mutex_t src_lock;	/* the sources; held while pumping */
+	struct fdr_eq_src *srcs;
+	pthread_mutex_t lock;		/* the queue */
+	struct fdr_eq_entry *head, *tail;
+	struct fdr_eq_entry *last_err;	/* readerr's err_data, until the next read */
+	atomic_int refs;
+};
 
 enum fdr_state {
 	FDR_IDLE,		/* opened, not enabled */
@@ -43,9 +121,11 @@ struct fdr_ep {
 	 * share the CQ, the credits and the state, and the CM translation
 	 * (run from the user's EQ reads) changes the state too. */
 	pthread_mutex_t lock;
-	struct fdv_domain *domain;
+	struct fdr_domain *domain;
 	struct fi_info *info;		/* the user's, duplicated */
-	struct fdv_eq *ueq;		/* the user's EQ, once bound */
+	struct fdr_eq *ueq;		/* the user's EQ, once bound */
+	struct fdr_eq_src src;		/* on ueq's sources */
+	size_t cm_data_max;		/* the user's share of the CM data */
 
 	/* the layer underneath: a verbs MSG endpoint of this library */
 	struct fid_eq *ieq;
@@ -75,6 +155,10 @@ struct fdr_ep {
 	bool qp_dead;			/* posting is pointless: flushed */
 	bool connected_reported;	/* the user saw FI_CONNECTED */
 	bool shutdown_reported;
+	/* The CQ is armed and no completion has been read since: it has
+	 * none, and its channel will wake a waiter (fdr_arm). */
+	bool cq_armed;
+	uint32_t idle_calls;		/* data calls in a row that found nothing */
 	/* readiness (see fdr_wait_update) */
 	bool tx_waiting, rx_waiting;
 	bool efd_set;
@@ -82,22 +166,29 @@ struct fdr_ep {
 	int efd;
 };
 
+/* The direct wrappers read `kind` where a verbs endpoint has it. */
+_Static_assert(offsetof(struct fdr_ep, kind) == offsetof(struct fdv_ep_head, kind),
+	       "struct fdr_ep must start like struct fdv_ep_head");
+
 /* info->handle of a user FI_CONNREQ: the verbs request underneath, with
  * the peer's blob already checked. handle.ops->close releases it. */
 struct fdr_connreq {
 	struct fid handle;
 	struct fi_info *core_info;	/* its handle is the verbs request */
+	struct fid_pep *ipep;		/* the verbs pep that refuses it */
 	struct fdr_blob peer;
 };
 
 struct fdr_pep {
 	struct fid_pep pep_fid;
 	pthread_mutex_t lock;
-	struct fdv_fabric *fabric;
+	struct fdr_fabric *fabric;
 	struct fi_info *info;		/* the user's */
 	struct fid_eq *ieq;
 	struct fid_pep *ipep;
-	struct fdv_eq *ueq;
+	struct fdr_eq *ueq;
+	struct fdr_eq_src src;		/* on ueq's sources */
+	size_t cm_data_max;		/* the user's share of the CM data */
 	int iwarp;
 };
 
@@ -107,14 +198,21 @@ int fdr_getinfo(uint32_t version, const char *node, const char *service,
 		struct fi_info **info);
 void fdr_getinfo_init(void);
 int fdr_info_iwarp(const struct fi_info *info);
-/* The verbs MSG info an rstream info stands for (a new fi_info). */
+/* Whether an info has every attribute an rstream object reads. */
+bool fdr_info_complete(const struct fi_info *info);
+/* The verbs MSG info an rstream info stands for (a new fi_info; NULL when
+ * out of memory or the info is not complete). */
 struct fi_info *fdr_core_info(const struct fi_info *info);
 /* The rstream info for a verbs info (a new fi_info), from a template. */
 struct fi_info *fdr_stream_info(const struct fi_info *tmpl,
 				const struct fi_info *core);
 
-/* fdr_msg_ops.c: the endpoints' fi_msg table */
+/* fdr_msg_ops.c: the endpoints' ops tables */
 extern struct fi_ops_msg fdr_ops_msg;
+extern struct fi_ops_rma fdr_no_ops_rma;
+extern struct fi_ops_atomic fdr_no_ops_atomic;
+extern struct fi_ops_tagged fdr_no_ops_tagged;
+extern struct fi_ops_collective fdr_no_ops_collective;
 
 /* The stream calls behind it. flags: 0 or FI_PEEK. Return the bytes
  * accepted / delivered (> 0), 0 for a zero-length call or, on receive, at
@@ -127,8 +225,43 @@ ssize_t fdr_stream_recv(struct fid_ep *ep, const struct iovec *iov,
 
 static inline struct fdr_ep *fdr_ep_of(struct fid_ep *ep_fid)
 {
-	return fdv_container_of(ep_fid, struct fdr_ep, ep_fid);
+	return fdr_container_of(ep_fid, struct fdr_ep, ep_fid);
 }
+
+/* fdr_fabric.c */
+int fdr_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context);
+
+/* fdr_domain.c */
+int fdr_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context);
+
+/* fdr_eq.c */
+int fdr_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		struct fid_eq **eq, void *context);
+/* The rstream EQ behind a fid, or NULL for anything else. */
+struct fdr_eq *fdr_eq_of_fid(struct fid *fid);
+int fdr_eq_trywait(struct fdr_eq *eq);
+/* Binding: a source joins with a reference on the EQ; leaving drops the
+ * entries that name `owner` (an object closing). */
+int fdr_eq_add_src(struct fdr_eq *eq, struct fdr_eq_src *src);
+void fdr_eq_del_src(struct fdr_eq *eq, struct fdr_eq_src *src,
+		    const struct fid *owner);
+/* An FI_CONNREQ, FI_CONNECTED or FI_SHUTDOWN entry (fi_eq_cm_entry + data). */
+void fdr_eq_push_cm(struct fdr_eq *eq, uint32_t event, struct fid *fid,
+		    struct fi_info *info, const uint8_t *data, size_t len);
+void fdr_eq_push_error(struct fdr_eq *eq, struct fid *fid, void *context,
+		       int err, int prov_errno, const void *err_data,
+		       size_t err_len);
+/* Release what an unread FI_CONNREQ's info holds (fdr_cm.c). */
+void fdr_connreq_drop(struct fi_info *info);
+int fdr_errno(int err);
+
+/* fdr_cm.c: FI_OPT_CM_DATA_SIZE, answered by both endpoint kinds */
+int fdr_opt_get_cm_data(int level, int optname, void *optval, size_t *optlen,
+			size_t max);
+/* The user's share of a verbs object's connection data (after our blob). */
+int fdr_cm_share(struct fid *ifid, size_t *out);
 
 /* fdr_ep.c */
 int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -149,10 +282,7 @@ int fdr_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep, void *context);
 extern struct fi_ops_cm fdr_ep_cm_ops;
 void fdr_ep_pump_eq(struct fdr_ep *ep);
-void fdr_ep_eq_hook(void *arg);
+void fdr_ep_eq_pump(struct fdr_eq_src *src);
 int fdr_ep_shutdown_locked(struct fdr_ep *ep);
-/* An rstream domain: a verbs domain whose user-facing ops offer no CQs
- * and no memory registration. */
-void fdr_domain_init(struct fdv_domain *dom);
 
 #endif /* FDR_H */

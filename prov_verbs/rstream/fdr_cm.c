@@ -2,12 +2,11 @@
  * reject / shutdown, and the translation of the internal verbs EQs into
  * the events the application reads from its own EQ.
  *
- * Each rstream object owns a verbs EQ for its verbs endpoint. The user's
- * EQ (a verbs EQ too) gets a hook per bound object: reading the user's EQ
- * runs the hook, which reads the internal EQ and writes what it means to
- * the user's EQ; the internal EQ's fd joins the user's wait set so that
- * fi_eq_sread and FI_GETWAIT waiters wake. The data path reads the same
- * internal EQ (under the same endpoint lock) when it needs to know. */
+ * Each rstream object owns a verbs EQ for its verbs object and, once bound
+ * to the user's EQ (an rstream EQ, fdr_eq.c), is one of its sources:
+ * reading the user's EQ runs the object's pump, which reads the verbs EQ
+ * and queues what it means on the user's EQ. The data path reads the same
+ * verbs EQ (under the same endpoint lock) when it needs to know. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,7 @@
 #include "fd_enosys.h"
 #include "fdr.h"
 
-#define FDR_EVENT_BUF (sizeof(struct fi_eq_cm_entry) + FDV_CM_PRIV_MAX + 8)
+#define FDR_EVENT_BUF (sizeof(struct fi_eq_cm_entry) + FDR_CM_BUF)
 
 /* ---- connection requests ---- */
 
@@ -25,14 +24,9 @@ static void fdr_connreq_release(struct fdr_connreq *req)
 		struct fid *h = req->core_info->handle;
 
 		/* Nobody will answer: refuse it as the verbs EQ would. */
-		if (h) {
-			struct fdv_connreq *vreq = FDV_OBJ(struct fdv_connreq, handle, h);
-
-			rdma_reject(vreq->id, NULL, 0);
-			rdma_destroy_id(vreq->id);
-			free(vreq);
-			req->core_info->handle = NULL;
-		}
+		if (h && fi_reject(req->ipep, h, NULL, 0))
+			FD_DBG(FD_LOG_EP_CTRL, "rstream: reject failed");
+		req->core_info->handle = NULL;
 		fi_freeinfo(req->core_info);
 	}
 	free(req);
@@ -42,7 +36,7 @@ static void fdr_connreq_release(struct fdr_connreq *req)
  * releases its request through the handle's close. */
 static int fdr_connreq_close(struct fid *fid)
 {
-	fdr_connreq_release(FDV_OBJ(struct fdr_connreq, handle, fid));
+	fdr_connreq_release(fdr_container_of(fid, struct fdr_connreq, handle));
 	return 0;
 }
 
@@ -61,30 +55,57 @@ struct fdr_connreq *fdr_connreq_of(struct fid *handle)
 	if (!handle || handle->fclass != FI_CLASS_CONNREQ ||
 	    handle->ops != &fdr_connreq_fid_ops)
 		return NULL;
-	return FDV_OBJ(struct fdr_connreq, handle, handle);
+	return fdr_container_of(handle, struct fdr_connreq, handle);
+}
+
+void fdr_connreq_drop(struct fi_info *info)
+{
+	struct fdr_connreq *req = fdr_connreq_of(info->handle);
+
+	if (req) {
+		fdr_connreq_release(req);
+		info->handle = NULL;
+	}
+	fi_freeinfo(info);
+}
+
+int fdr_opt_get_cm_data(int level, int optname, void *optval, size_t *optlen,
+			size_t max)
+{
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen)
+		return -FI_EINVAL;
+	if (*optlen < sizeof(size_t)) {
+		*optlen = sizeof(size_t);	/* fi_endpoint(3): the size needed */
+		return -FI_ETOOSMALL;
+	}
+	memcpy(optval, &max, sizeof(max));
+	*optlen = sizeof(size_t);
+	return 0;
+}
+
+/* The user's share of a verbs object's connection data, after our blob. */
+int fdr_cm_share(struct fid *ifid, size_t *out)
+{
+	size_t core = 0, len = sizeof(core);
+	int ret = fi_getopt(ifid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &core, &len);
+
+	if (ret)
+		return ret;
+	if (core < FDR_BLOB_LEN || core > FDR_CM_BUF)
+		return -FI_EINVAL;
+	*out = core - FDR_BLOB_LEN;
+	return 0;
 }
 
 /* ---- writing to the user's EQ ---- */
 
-static void fdr_user_cm_event(struct fdv_eq *ueq, uint32_t event,
+static void fdr_user_cm_event(struct fdr_eq *ueq, uint32_t event,
 			      struct fid *fid, struct fi_info *info,
 			      const uint8_t *data, size_t len)
 {
-	uint8_t buf[FDR_EVENT_BUF];
-	struct fi_eq_cm_entry *cm = (struct fi_eq_cm_entry *)(void *)buf;
-	ssize_t ret;
-
-	if (len > FDV_CM_PRIV_MAX)
-		len = FDV_CM_PRIV_MAX;
-	memset(cm, 0, sizeof(*cm));
-	cm->fid = fid;
-	cm->info = info;
-	if (len)
-		memcpy(cm->data, data, len);
-	ret = fi_eq_write(&ueq->eq_fid, event, buf, sizeof(*cm) + len, 0);
-	if (ret < 0)
-		FD_WARN(FD_LOG_EQ, "rstream: queueing event %u: %s", event,
-			fi_strerror((int)-ret));
+	fdr_eq_push_cm(ueq, event, fid, info, data, len > FDR_CM_BUF ? FDR_CM_BUF : len);
 }
 
 static void fdr_blob_of(struct fdr_ep *ep, uint8_t *out)
@@ -121,9 +142,9 @@ static void fdr_ep_connected(struct fdr_ep *ep, const uint8_t *data, size_t len)
 			fdr_set_error(ep, -FI_ECONNREFUSED);
 			ep->state = FDR_CLOSED;
 			fi_shutdown(ep->iep, 0);
-			fdv_eq_write_error(ep->ueq, &ep->ep_fid.fid,
-					   ep->ep_fid.fid.context,
-					   FI_ECONNREFUSED, 0, NULL, 0);
+			fdr_eq_push_error(ep->ueq, &ep->ep_fid.fid,
+					  ep->ep_fid.fid.context,
+					  FI_ECONNREFUSED, 0, NULL, 0);
 			return;
 		}
 		user = data + FDR_BLOB_LEN;
@@ -176,10 +197,10 @@ void fdr_ep_pump_eq(struct fdr_ep *ep)
 			fdr_drain_after_close(ep);
 			fdr_set_error(ep, -(err.err ? err.err : FI_EIO));
 			ep->state = FDR_CLOSED;
-			fdv_eq_write_error(ep->ueq, &ep->ep_fid.fid,
-					   ep->ep_fid.fid.context, err.err,
-					   err.prov_errno, err.err_data,
-					   err.err_data_size);
+			fdr_eq_push_error(ep->ueq, &ep->ep_fid.fid,
+					  ep->ep_fid.fid.context, err.err,
+					  err.prov_errno, err.err_data,
+					  err.err_data_size);
 			continue;
 		}
 		if (n < 0)
@@ -200,9 +221,9 @@ void fdr_ep_pump_eq(struct fdr_ep *ep)
 	fdr_wait_update(ep);
 }
 
-void fdr_ep_eq_hook(void *arg)
+void fdr_ep_eq_pump(struct fdr_eq_src *src)
 {
-	struct fdr_ep *ep = arg;
+	struct fdr_ep *ep = fdr_container_of(src, struct fdr_ep, src);
 
 	pthread_mutex_lock(&ep->lock);
 	fdr_ep_pump_eq(ep);
@@ -211,24 +232,24 @@ void fdr_ep_eq_hook(void *arg)
 
 /* ---- active endpoint CM calls ---- */
 
-static int fdr_check_param(const void *param, size_t len)
+static int fdr_check_param(const void *param, size_t len, size_t max)
 {
-	return len > FDR_CM_DATA_MAX || (len && !param) ? -FI_EINVAL : 0;
+	return len > max || (len && !param) ? -FI_EINVAL : 0;
 }
 
 static int fdr_ep_connect(struct fid_ep *ep_fid, const void *addr,
 			  const void *param, size_t paramlen)
 {
-	uint8_t priv[FDV_CM_DATA_MAX];
+	uint8_t priv[FDR_CM_BUF];
 	struct fdr_ep *ep;
 	int ret;
 
 	if (!ep_fid)
 		return -FI_EINVAL;
-	ret = fdr_check_param(param, paramlen);
+	ep = fdr_ep_of(ep_fid);
+	ret = fdr_check_param(param, paramlen, ep->cm_data_max);
 	if (ret)
 		return ret;
-	ep = fdr_ep_of(ep_fid);
 	pthread_mutex_lock(&ep->lock);
 	if (ep->passive || ep->state != FDR_ENABLED) {
 		ret = -FI_EOPBADSTATE;
@@ -247,16 +268,16 @@ static int fdr_ep_connect(struct fid_ep *ep_fid, const void *addr,
 static int fdr_ep_accept(struct fid_ep *ep_fid, const void *param,
 			 size_t paramlen)
 {
-	uint8_t priv[FDV_CM_DATA_MAX];
+	uint8_t priv[FDR_CM_BUF];
 	struct fdr_ep *ep;
 	int ret;
 
 	if (!ep_fid)
 		return -FI_EINVAL;
-	ret = fdr_check_param(param, paramlen);
+	ep = fdr_ep_of(ep_fid);
+	ret = fdr_check_param(param, paramlen, ep->cm_data_max);
 	if (ret)
 		return ret;
-	ep = fdr_ep_of(ep_fid);
 	pthread_mutex_lock(&ep->lock);
 	if (!ep->passive || ep->state != FDR_ENABLED) {
 		ret = -FI_EOPBADSTATE;
@@ -294,7 +315,7 @@ static int fdr_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 	if (!fid)
 		return -FI_EINVAL;
-	ep = fdr_ep_of(fdv_container_of(fid, struct fid_ep, fid));
+	ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
 	return fi_getname(&ep->iep->fid, addr, addrlen);
 }
 
@@ -322,7 +343,7 @@ struct fi_ops_cm fdr_ep_cm_ops = {
 
 static struct fdr_pep *fdr_pep_of(struct fid_pep *pep)
 {
-	return fdv_container_of(pep, struct fdr_pep, pep_fid);
+	return fdr_container_of(pep, struct fdr_pep, pep_fid);
 }
 
 /* A verbs connection request: keep it for the user if the peer speaks
@@ -352,6 +373,7 @@ static void fdr_pep_connreq(struct fdr_pep *pep, struct fi_info *core,
 	req->handle.fclass = FI_CLASS_CONNREQ;
 	req->handle.ops = &fdr_connreq_fid_ops;
 	req->core_info = core;
+	req->ipep = pep->ipep;
 	req->peer = blob;
 	info->handle = &req->handle;
 	fdr_user_cm_event(pep->ueq, FI_CONNREQ, &pep->pep_fid.fid, info,
@@ -382,10 +404,10 @@ static void fdr_pep_pump_eq(struct fdr_pep *pep)
 			memset(&err, 0, sizeof(err));
 			if (fi_eq_readerr(pep->ieq, &err, 0) < 0)
 				break;
-			fdv_eq_write_error(pep->ueq, &pep->pep_fid.fid,
-					   pep->pep_fid.fid.context, err.err,
-					   err.prov_errno, err.err_data,
-					   err.err_data_size);
+			fdr_eq_push_error(pep->ueq, &pep->pep_fid.fid,
+					  pep->pep_fid.fid.context, err.err,
+					  err.prov_errno, err.err_data,
+					  err.err_data_size);
 			continue;
 		}
 		if (n < 0)
@@ -396,9 +418,9 @@ static void fdr_pep_pump_eq(struct fdr_pep *pep)
 	}
 }
 
-static void fdr_pep_eq_hook(void *arg)
+static void fdr_pep_eq_pump(struct fdr_eq_src *src)
 {
-	struct fdr_pep *pep = arg;
+	struct fdr_pep *pep = fdr_container_of(src, struct fdr_pep, src);
 
 	pthread_mutex_lock(&pep->lock);
 	fdr_pep_pump_eq(pep);
@@ -429,9 +451,10 @@ static int fdr_pep_reject(struct fid_pep *pep_fid, fid_t handle,
 	req = fdr_connreq_of(handle);
 	if (!req || !req->core_info)
 		return -FI_EINVAL;
-	if (paramlen > FDV_CM_DATA_MAX || (paramlen && !param))
-		return -FI_EINVAL;
 	pep = fdr_pep_of(pep_fid);
+	/* A refusal carries no blob: the whole verbs CM data is the user's. */
+	if (paramlen > pep->cm_data_max + FDR_BLOB_LEN || (paramlen && !param))
+		return -FI_EINVAL;
 	ret = fi_reject(pep->ipep, req->core_info->handle, param, paramlen);
 	/* The verbs reject consumed its request either way. */
 	req->core_info->handle = NULL;
@@ -445,7 +468,7 @@ static int fdr_pep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 	if (!fid)
 		return -FI_EINVAL;
-	pep = fdr_pep_of(fdv_container_of(fid, struct fid_pep, fid));
+	pep = fdr_pep_of(fdr_container_of(fid, struct fid_pep, fid));
 	return fi_getname(&pep->ipep->fid, addr, addrlen);
 }
 
@@ -465,15 +488,19 @@ static struct fi_ops_cm fdr_pep_cm_ops = {
 static int fdr_pep_getopt(fid_t fid, int level, int optname, void *optval,
 			  size_t *optlen)
 {
-	(void)fid;
-	return fdv_opt_get_cm_data_size(level, optname, optval, optlen, FDR_CM_DATA_MAX);
+	struct fdr_pep *pep = fdr_pep_of(fdr_container_of(fid, struct fid_pep, fid));
+
+	return fdr_opt_get_cm_data(level, optname, optval, optlen, pep->cm_data_max);
 }
 
 static int fdr_pep_setopt(fid_t fid, int level, int optname,
 			  const void *optval, size_t optlen)
 {
 	(void)fid; (void)optval; (void)optlen;
-	return fdv_opt_set_cm_data_size(level, optname);
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	/* fixed by the transport */
+	return optname == FI_OPT_CM_DATA_SIZE ? -FI_ENOSYS : -FI_ENOPROTOOPT;
 }
 
 static struct fi_ops_ep fdr_pep_ops = {
@@ -489,27 +516,24 @@ static struct fi_ops_ep fdr_pep_ops = {
 
 static int fdr_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	struct fdr_pep *pep = fdr_pep_of(fdv_container_of(fid, struct fid_pep, fid));
-	struct fdv_eq *eq;
+	struct fdr_pep *pep = fdr_pep_of(fdr_container_of(fid, struct fid_pep, fid));
+	struct fdr_eq *eq;
 	int ret;
 
 	if (!bfid)
 		return -FI_EINVAL;
 	if (flags)
 		return -FI_EBADFLAGS;
-	if (bfid->fclass != FI_CLASS_EQ)
+	eq = fdr_eq_of_fid(bfid);
+	if (!eq)
 		return -FI_EINVAL;
-	eq = FDV_OBJ(struct fdv_eq, eq_fid.fid, bfid);
 	pthread_mutex_lock(&pep->lock);
 	if (pep->ueq) {
 		ret = -FI_EINVAL;
 	} else {
-		ret = fdv_eq_add_hook(eq, fdr_pep_eq_hook, pep,
-				      FDV_OBJ(struct fdv_eq, eq_fid, pep->ieq)->epfd);
-		if (!ret) {
+		ret = fdr_eq_add_src(eq, &pep->src);
+		if (!ret)
 			pep->ueq = eq;
-			atomic_fetch_add(&eq->refs, 1);
-		}
 	}
 	pthread_mutex_unlock(&pep->lock);
 	return ret;
@@ -517,14 +541,13 @@ static int fdr_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 static int fdr_pep_control(struct fid *fid, int command, void *arg)
 {
-	struct fdr_pep *pep = fdr_pep_of(fdv_container_of(fid, struct fid_pep, fid));
+	struct fdr_pep *pep = fdr_pep_of(fdr_container_of(fid, struct fid_pep, fid));
 
 	switch (command) {
 	case FI_GETWAIT:
 		if (!arg)
 			return -FI_EINVAL;
-		*(int *)arg = FDV_OBJ(struct fdv_eq, eq_fid, pep->ieq)->epfd;
-		return 0;
+		return fi_control(&pep->ieq->fid, FI_GETWAIT, arg);
 	case FI_GETWAITOBJ:
 		if (!arg)
 			return -FI_EINVAL;
@@ -537,13 +560,10 @@ static int fdr_pep_control(struct fid *fid, int command, void *arg)
 
 static int fdr_pep_close(struct fid *fid)
 {
-	struct fdr_pep *pep = fdr_pep_of(fdv_container_of(fid, struct fid_pep, fid));
+	struct fdr_pep *pep = fdr_pep_of(fdr_container_of(fid, struct fid_pep, fid));
 
-	if (pep->ueq) {
-		fdv_eq_del_hook(pep->ueq, pep);
-		fdv_eq_forget(pep->ueq, fid);
-		atomic_fetch_sub(&pep->ueq->refs, 1);
-	}
+	if (pep->ueq)
+		fdr_eq_del_src(pep->ueq, &pep->src, fid);
 	if (pep->ipep)
 		fi_close(&pep->ipep->fid);
 	if (pep->ieq)
@@ -569,17 +589,19 @@ int fdr_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep_out, void *context)
 {
 	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_FD };
-	struct fi_info *core;
+	struct fi_info *core = NULL;
 	struct fdr_pep *pep;
 	int ret;
 
-	if (!fabric || !info || !pep_out)
+	if (!fabric || !pep_out || !fdr_info_complete(info))
+		return -FI_EINVAL;
+	if (info->ep_attr->type != FI_EP_SOCK_STREAM)
 		return -FI_EINVAL;
 	pep = calloc(1, sizeof(*pep));
 	if (!pep)
 		return -FI_ENOMEM;
 	pthread_mutex_init(&pep->lock, NULL);
-	pep->fabric = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
+	pep->fabric = fdr_container_of(fabric, struct fdr_fabric, fabric_fid);
 	pep->iwarp = fdr_info_iwarp(info);
 	pep->info = fi_dupinfo(info);
 	core = fdr_core_info(info);
@@ -588,16 +610,21 @@ int fdr_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		goto err;
 	}
 	pep->info->handle = NULL;
-	ret = fdv_eq_open(fabric, &eq_attr, &pep->ieq, pep);
+	ret = fi_eq_open(pep->fabric->ifab, &eq_attr, &pep->ieq, pep);
 	if (ret)
 		goto err;
-	ret = fdv_pep_open(fabric, core, &pep->ipep, pep);
+	ret = fi_passive_ep(pep->fabric->ifab, core, &pep->ipep, pep);
 	if (ret)
 		goto err;
 	ret = fi_pep_bind(pep->ipep, &pep->ieq->fid, 0);
+	if (!ret)
+		ret = fdr_cm_share(&pep->ipep->fid, &pep->cm_data_max);
+	if (!ret)
+		ret = fi_control(&pep->ieq->fid, FI_GETWAIT, &pep->src.fd);
 	if (ret)
 		goto err;
 	fi_freeinfo(core);
+	pep->src.pump = fdr_pep_eq_pump;
 	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
 	pep->pep_fid.fid.context = context;
 	pep->pep_fid.fid.ops = &fdr_pep_fid_ops;

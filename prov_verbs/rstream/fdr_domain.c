@@ -1,10 +1,41 @@
-/* An rstream domain is a verbs domain (the device and protection domain
- * its endpoints' rings are registered in) whose application-facing ops
- * offer endpoints and nothing else: a stream reports no completions and
- * registers no user memory. The layer itself reaches the verbs functions
- * directly, not through these tables. */
-#include "fd_enosys.h"
+/* The rstream domain: a verbs domain underneath (the device and the
+ * protection domain the endpoints' rings are registered in), opened with
+ * the verbs MSG info the stream info stands for. To the application it
+ * offers endpoints and nothing else: a stream reports no completions and
+ * registers no user memory. */
+#include <stdlib.h>
+
 #include "fdr.h"
+
+static struct fdr_domain *fdr_domain_of(struct fid *fid)
+{
+	return fdr_container_of(fid, struct fdr_domain, domain_fid.fid);
+}
+
+static int fdr_domain_close(struct fid *fid)
+{
+	struct fdr_domain *dom = fdr_domain_of(fid);
+	int ret;
+
+	if (atomic_load(&dom->refs))
+		return -FI_EBUSY;
+	ret = fi_close(&dom->idom->fid);
+	if (ret)
+		return ret;
+	atomic_fetch_sub(&dom->fabric->refs, 1);
+	free(dom);
+	return 0;
+}
+
+static struct fi_ops fdr_domain_fid_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdr_domain_close,
+	.bind = fd_no_fid_bind,
+	.control = fd_no_fid_control,
+	.ops_open = fd_no_fid_ops_open,
+	.tostr = NULL,
+	.ops_set = NULL,
+};
 
 static int fdr_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 				struct fid_ep **ep, uint64_t flags,
@@ -37,8 +68,38 @@ static struct fi_ops_mr fdr_mr_ops = {
 	.regattr = fd_no_mr_regattr,
 };
 
-void fdr_domain_init(struct fdv_domain *dom)
+int fdr_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context)
 {
+	struct fdr_domain *dom;
+	struct fi_info *core;
+	int ret;
+
+	if (!fabric || !domain || !fdr_info_complete(info) ||
+	    info->ep_attr->type != FI_EP_SOCK_STREAM)
+		return -FI_EINVAL;
+	core = fdr_core_info(info);
+	if (!core)
+		return -FI_ENOMEM;
+	dom = calloc(1, sizeof(*dom));
+	if (!dom) {
+		fi_freeinfo(core);
+		return -FI_ENOMEM;
+	}
+	dom->fabric = fdr_container_of(fabric, struct fdr_fabric, fabric_fid);
+	ret = fi_domain(dom->fabric->ifab, core, &dom->idom, dom);
+	fi_freeinfo(core);
+	if (ret) {
+		free(dom);
+		return ret;
+	}
+	dom->max_queue = fdv_layer_max_queue(dom->idom);
+	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
+	dom->domain_fid.fid.context = context;
+	dom->domain_fid.fid.ops = &fdr_domain_fid_ops;
 	dom->domain_fid.ops = &fdr_domain_ops;
 	dom->domain_fid.mr = &fdr_mr_ops;
+	atomic_fetch_add(&dom->fabric->refs, 1);
+	*domain = &dom->domain_fid;
+	return 0;
 }

@@ -62,7 +62,7 @@ static int fdr_opt_put(void *optval, size_t *optlen, size_t v)
 static int fdr_ep_setopt(fid_t fid, int level, int optname,
 			 const void *optval, size_t optlen)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdv_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
 	size_t v;
 	int ret;
 
@@ -86,7 +86,7 @@ static int fdr_ep_setopt(fid_t fid, int level, int optname,
 		if (v < FDR_RING_MIN || v > FDR_RING_MAX)
 			return -FI_EINVAL;
 	} else if (v < FDR_MIN_QUEUE_SIZE || v > FDR_MAX_QUEUE_SIZE ||
-		   v > (size_t)ep->domain->dev_attr.max_qp_wr) {
+		   v > ep->domain->max_queue) {
 		return -FI_EINVAL;
 	}
 	pthread_mutex_lock(&ep->lock);
@@ -115,7 +115,7 @@ static int fdr_ep_setopt(fid_t fid, int level, int optname,
 static int fdr_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			 size_t *optlen)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdv_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
 
 	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
@@ -129,7 +129,7 @@ static int fdr_ep_getopt(fid_t fid, int level, int optname, void *optval,
 	case FI_OPT_RX_SIZE:
 		return fdr_opt_put(optval, optlen, ep->rx_size);
 	case FI_OPT_CM_DATA_SIZE:
-		return fdr_opt_put(optval, optlen, FDR_CM_DATA_MAX);
+		return fdr_opt_put(optval, optlen, ep->cm_data_max);
 	default:
 		return -FI_ENOPROTOOPT;
 	}
@@ -155,10 +155,9 @@ static size_t fdr_align(size_t v, size_t a)
 
 static int fdr_ep_enable(struct fdr_ep *ep)
 {
-	struct fdv_msg_ep *core = FDV_OBJ(struct fdv_msg_ep, ep.ep_fid, ep->iep);
 	struct fi_cq_attr cq_attr;
 	struct epoll_event ev;
-	size_t tx_at, rx_at, rxs_at, txs_at;
+	size_t tx_at, rx_at, rxs_at, txs_at, tx_size, rx_size;
 	int ret, fd;
 
 	if (ep->state != FDR_IDLE)
@@ -182,9 +181,9 @@ static int fdr_ep_enable(struct fdr_ep *ep)
 	ep->rx_ring = ep->region + rx_at;
 	ep->rx_slots = ep->region + rxs_at;
 	ep->tx_slots = ep->region + txs_at;
-	ret = fdv_mr_ops.reg(&ep->domain->domain_fid.fid, ep->region,
-			     ep->region_len, FI_SEND | FI_RECV | FI_WRITE |
-			     FI_REMOTE_WRITE, 0, 0, 0, &ep->imr, NULL);
+	ret = fi_mr_reg(ep->domain->idom, ep->region, ep->region_len,
+			FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE, 0, 0, 0,
+			&ep->imr, NULL);
 	if (ret)
 		goto err;
 	ep->desc = fi_mr_desc(ep->imr);
@@ -193,14 +192,22 @@ static int fdr_ep_enable(struct fdr_ep *ep)
 	cq_attr.size = (size_t)ep->tx_size + ep->rx_size + 8;
 	cq_attr.format = FI_CQ_FORMAT_DATA;
 	cq_attr.wait_obj = FI_WAIT_FD;
-	ret = fdv_cq_open(&ep->domain->domain_fid, &cq_attr, &ep->icq, ep);
+	ret = fi_cq_open(ep->domain->idom, &cq_attr, &ep->icq, ep);
 	if (ret)
 		goto err;
 	ret = fi_ep_bind(ep->iep, &ep->icq->fid, FI_TRANSMIT | FI_RECV);
 	if (ret)
 		goto err;
-	core->info->tx_attr->size = ep->tx_size;
-	core->info->rx_attr->size = ep->rx_size;
+	/* The QP's queues as the options left them. */
+	tx_size = ep->tx_size;
+	rx_size = ep->rx_size;
+	ret = fi_setopt(&ep->iep->fid, FI_OPT_ENDPOINT, FI_OPT_TX_SIZE,
+			&tx_size, sizeof(tx_size));
+	if (!ret)
+		ret = fi_setopt(&ep->iep->fid, FI_OPT_ENDPOINT, FI_OPT_RX_SIZE,
+				&rx_size, sizeof(rx_size));
+	if (ret)
+		goto err;
 	ret = fi_enable(ep->iep);
 	if (ret)
 		goto err;
@@ -210,7 +217,7 @@ static int fdr_ep_enable(struct fdr_ep *ep)
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
 	if (epoll_ctl(ep->waitfd, EPOLL_CTL_ADD, fd, &ev)) {
-		ret = -fdv_errno_to_fi(errno);
+		ret = -fdr_errno(errno);
 		goto err;
 	}
 	/* Every credit the peer will be given is a receive posted now. */
@@ -235,7 +242,7 @@ err:
 
 static int fdr_ep_control(struct fid *fid, int command, void *arg)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdv_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
 	int ret;
 
 	switch (command) {
@@ -261,8 +268,8 @@ static int fdr_ep_control(struct fid *fid, int command, void *arg)
 
 static int fdr_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdv_container_of(fid, struct fid_ep, fid));
-	struct fdv_eq *eq, *ieq;
+	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
+	struct fdr_eq *eq;
 	int ret;
 
 	if (!bfid)
@@ -281,8 +288,9 @@ static int fdr_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	}
 	if (flags)
 		return -FI_EBADFLAGS;
-	eq = FDV_OBJ(struct fdv_eq, eq_fid.fid, bfid);
-	ieq = FDV_OBJ(struct fdv_eq, eq_fid, ep->ieq);
+	eq = fdr_eq_of_fid(bfid);
+	if (!eq)
+		return -FI_EINVAL;	/* not an EQ of an rstream fabric */
 	pthread_mutex_lock(&ep->lock);
 	if (ep->ueq || ep->state != FDR_IDLE) {
 		pthread_mutex_unlock(&ep->lock);
@@ -290,29 +298,24 @@ static int fdr_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	}
 	/* Reading the user's EQ runs our translation of the internal one,
 	 * and the internal EQ's fd wakes the user's waiters. */
-	ret = fdv_eq_add_hook(eq, fdr_ep_eq_hook, ep, ieq->epfd);
-	if (!ret) {
+	ret = fdr_eq_add_src(eq, &ep->src);
+	if (!ret)
 		ep->ueq = eq;
-		atomic_fetch_add(&eq->refs, 1);
-	}
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
 }
 
 static int fdr_ep_close(struct fid *fid)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdv_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
 
 	pthread_mutex_lock(&ep->lock);
 	/* Closing a connected stream ends it in order, as close(2) does. */
 	if (ep->state == FDR_CONNECTED)
 		fdr_ep_shutdown_locked(ep);
 	pthread_mutex_unlock(&ep->lock);
-	if (ep->ueq) {
-		fdv_eq_del_hook(ep->ueq, ep);
-		fdv_eq_forget(ep->ueq, &ep->ep_fid.fid);
-		atomic_fetch_sub(&ep->ueq->refs, 1);
-	}
+	if (ep->ueq)
+		fdr_eq_del_src(ep->ueq, &ep->src, &ep->ep_fid.fid);
 	if (ep->iep)
 		fi_close(&ep->iep->fid);
 	if (ep->imr)
@@ -358,23 +361,23 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep_out, void *context)
 {
 	struct fdr_connreq *req = NULL;
-	struct fdv_domain *dom;
+	struct fdr_domain *dom;
 	struct fi_info *core = NULL;
 	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_FD };
 	struct epoll_event ev;
 	struct fdr_ep *ep;
 	int ret;
 
-	if (!domain || !info || !ep_out)
+	if (!domain || !ep_out || !fdr_info_complete(info))
 		return -FI_EINVAL;
-	if (!info->ep_attr || info->ep_attr->type != FI_EP_SOCK_STREAM)
+	if (info->ep_attr->type != FI_EP_SOCK_STREAM)
 		return -FI_EINVAL;
 	if (info->handle) {
 		req = fdr_connreq_of(info->handle);
 		if (!req)
 			return -FI_EINVAL;	/* not one of our connection requests */
 	}
-	dom = FDV_OBJ(struct fdv_domain, domain_fid, domain);
+	dom = fdr_container_of(domain, struct fdr_domain, domain_fid);
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
@@ -384,7 +387,7 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->waitfd = epoll_create1(EPOLL_CLOEXEC);
 	ep->info = fi_dupinfo(info);
 	if (ep->efd < 0 || ep->waitfd < 0) {
-		ret = -fdv_errno_to_fi(errno);
+		ret = -fdr_errno(errno);
 		goto err;
 	}
 	if (!ep->info) {
@@ -397,20 +400,21 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->rx_buf = FDR_DEF_BUF_SIZE;
 	ep->tx_size = fdr_queue_size(info->tx_attr ? info->tx_attr->size : 0);
 	ep->rx_size = fdr_queue_size(info->rx_attr ? info->rx_attr->size : 0);
-	if (ep->tx_size > (uint32_t)dom->dev_attr.max_qp_wr)
-		ep->tx_size = (uint32_t)dom->dev_attr.max_qp_wr;
-	if (ep->rx_size > (uint32_t)dom->dev_attr.max_qp_wr)
-		ep->rx_size = (uint32_t)dom->dev_attr.max_qp_wr;
+	if (ep->tx_size > dom->max_queue)
+		ep->tx_size = (uint32_t)dom->max_queue;
+	if (ep->rx_size > dom->max_queue)
+		ep->rx_size = (uint32_t)dom->max_queue;
 
-	ret = fdv_eq_open(&dom->fabric->fabric_fid, &eq_attr, &ep->ieq, ep);
+	ret = fi_eq_open(dom->fabric->ifab, &eq_attr, &ep->ieq, ep);
+	if (!ret)
+		ret = fi_control(&ep->ieq->fid, FI_GETWAIT, &ep->src.fd);
 	if (ret)
 		goto err;
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
 	if (epoll_ctl(ep->waitfd, EPOLL_CTL_ADD, ep->efd, &ev) ||
-	    epoll_ctl(ep->waitfd, EPOLL_CTL_ADD,
-		      FDV_OBJ(struct fdv_eq, eq_fid, ep->ieq)->epfd, &ev)) {
-		ret = -fdv_errno_to_fi(errno);
+	    epoll_ctl(ep->waitfd, EPOLL_CTL_ADD, ep->src.fd, &ev)) {
+		ret = -fdr_errno(errno);
 		goto err;
 	}
 
@@ -427,7 +431,7 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 			goto err;
 		}
 	}
-	ret = fdv_ep_open(domain, core, &ep->iep, ep);
+	ret = fi_endpoint(dom->idom, core, &ep->iep, ep);
 	if (ret) {
 		if (req)
 			req->core_info = core;	/* still the user's to reject */
@@ -442,8 +446,11 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 		info->handle = NULL;
 	}
 	ret = fi_ep_bind(ep->iep, &ep->ieq->fid, 0);
+	if (!ret)
+		ret = fdr_cm_share(&ep->iep->fid, &ep->cm_data_max);
 	if (ret)
 		goto err;
+	ep->src.pump = fdr_ep_eq_pump;
 
 	ep->kind = FDV_EP_KIND_LAYER;
 	ep->state = FDR_IDLE;
@@ -453,10 +460,10 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.ops = &fdr_ep_ops;
 	ep->ep_fid.cm = &fdr_ep_cm_ops;
 	ep->ep_fid.msg = &fdr_ops_msg;
-	ep->ep_fid.rma = &fdv_no_ops_rma;
-	ep->ep_fid.atomic = &fdv_no_ops_atomic;
-	ep->ep_fid.tagged = &fdv_no_ops_tagged;
-	ep->ep_fid.collective = &fdv_no_ops_collective;
+	ep->ep_fid.rma = &fdr_no_ops_rma;
+	ep->ep_fid.atomic = &fdr_no_ops_atomic;
+	ep->ep_fid.tagged = &fdr_no_ops_tagged;
+	ep->ep_fid.collective = &fdr_no_ops_collective;
 	atomic_fetch_add(&dom->refs, 1);
 	*ep_out = &ep->ep_fid;
 	return 0;

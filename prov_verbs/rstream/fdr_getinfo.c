@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "fdr.h"
-#include "fdv_getinfo.h"
 
 #define FDR_CAPS	(FI_MSG | FI_SEND | FI_RECV)
 #define FDR_CORE_CAPS	(FI_MSG | FI_SEND | FI_RECV | FI_RMA | FI_WRITE | \
@@ -206,26 +205,25 @@ int fdr_getinfo(uint32_t version, const char *node, const char *service,
 	if (!info)
 		return -FI_EINVAL;
 	*info = NULL;
-	/* Refused like the verbs entries it would wrap (fdv_abi.h). */
-	ret = fdv_abi_check();
-	if (ret)
-		return ret;
 	if (hep && hep->type != FI_EP_UNSPEC && hep->type != FI_EP_SOCK_STREAM)
 		return -FI_ENODATA;
 	if (asked != FI_PROTO_UNSPEC && asked != FI_PROTO_RSTREAM &&
 	    asked != FI_PROTO_IWARP)
 		return -FI_ENODATA;
-	if (flags & FI_PROV_ATTR_ONLY)
-		return fdr_prov_attr_info(version, asked == FI_PROTO_IWARP ?
-					  FI_PROTO_IWARP : FI_PROTO_RSTREAM, info);
-
 	core_hints = fdr_core_hints(hints);
 	if (!core_hints)
 		return -FI_ENOMEM;
-	ret = fdv_getinfo(version, node, service, flags, core_hints, &core);
+	/* Even the attributes alone come only if verbs would serve us (it
+	 * refuses, for one, a program built against other headers). */
+	ret = fdv_provider.getinfo(version, node, service, flags, core_hints, &core);
 	fi_freeinfo(core_hints);
 	if (ret)
 		return ret;
+	if (flags & FI_PROV_ATTR_ONLY) {
+		fi_freeinfo(core);
+		return fdr_prov_attr_info(version, asked == FI_PROTO_IWARP ?
+					  FI_PROTO_IWARP : FI_PROTO_RSTREAM, info);
+	}
 
 	match = fdr_hints_view(&view, hints);
 	for (struct fi_info *c = core; c; c = c->next) {
@@ -275,10 +273,19 @@ int fdr_getinfo(uint32_t version, const char *node, const char *service,
 
 /* ---- infos for the two layers of one endpoint ---- */
 
+bool fdr_info_complete(const struct fi_info *info)
+{
+	return info && info->tx_attr && info->rx_attr && info->ep_attr &&
+	       info->domain_attr && info->fabric_attr;
+}
+
 struct fi_info *fdr_core_info(const struct fi_info *info)
 {
-	struct fi_info *core = fi_dupinfo(info);
+	struct fi_info *core;
 
+	if (!fdr_info_complete(info))
+		return NULL;
+	core = fi_dupinfo(info);
 	if (!core)
 		return NULL;
 	core->next = NULL;
@@ -301,7 +308,7 @@ struct fi_info *fdr_core_info(const struct fi_info *info)
 	core->domain_attr->control_progress = FI_PROGRESS_AUTO;
 	core->domain_attr->data_progress = FI_PROGRESS_AUTO;
 	free(core->fabric_attr->prov_name);
-	core->fabric_attr->prov_name = strdup(FDV_PROV_NAME);
+	core->fabric_attr->prov_name = strdup(FDR_CORE_PROV_NAME);
 	if (!core->fabric_attr->prov_name) {
 		fi_freeinfo(core);
 		return NULL;

@@ -17,8 +17,9 @@
 #include <unistd.h>
 
 #include "fdr.h"
-#include <fdv/fdv_msg.h>
-#include <fdv/fdv_rma.h>
+
+/* Completions taken from the CQ per read. */
+#define FDR_CQ_BATCH 16
 
 /* Work-request contexts carry what their completion needs, not a
  * pointer: a tag in the low two bits and a value above it. */
@@ -122,10 +123,10 @@ int fdr_post_rx(struct fdr_ep *ep, uint32_t slot)
 	ssize_t ret;
 
 	if (ep->iwarp)
-		ret = fdv_msg_recv(ep->iep, ep->rx_slots + 4 * (size_t)slot, 4,
+		ret = fi_recv(ep->iep, ep->rx_slots + 4 * (size_t)slot, 4,
 				   ep->desc, 0, fdr_ctx(FDR_CTX_RX, slot));
 	else
-		ret = fdv_msg_recv(ep->iep, NULL, 0, NULL, 0,
+		ret = fi_recv(ep->iep, NULL, 0, NULL, 0,
 				   fdr_ctx(FDR_CTX_RX, slot));
 	return (int)ret;
 }
@@ -138,10 +139,10 @@ static int fdr_post_word(struct fdr_ep *ep, uint32_t word)
 		uint8_t *slot = ep->tx_slots + 4 * (size_t)(ep->tx_slot_next++ % ep->tx_size);
 
 		fdr_store_be32(slot, word);
-		ret = fdv_msg_send(ep->iep, slot, 4, ep->desc, 0,
+		ret = fi_send(ep->iep, slot, 4, ep->desc, 0,
 				   fdr_ctx(FDR_CTX_CTRL, 0));
 	} else {
-		ret = fdv_msg_senddata(ep->iep, NULL, 0, NULL, word, 0,
+		ret = fi_senddata(ep->iep, NULL, 0, NULL, word, 0,
 				       fdr_ctx(FDR_CTX_CTRL, 0));
 	}
 	if (ret) {
@@ -244,13 +245,15 @@ static void fdr_handle_comp_err(struct fdr_ep *ep, const struct fi_cq_err_entry 
 
 static void fdr_pump_cq(struct fdr_ep *ep)
 {
-	struct fi_cq_data_entry e[FDV_CQ_BATCH];
+	struct fi_cq_data_entry e[FDR_CQ_BATCH];
 	ssize_t n;
 
 	if (!ep->icq)
 		return;
 	for (;;) {
-		n = fdv_cq_read(ep->icq, e, FDV_CQ_BATCH);
+		n = fi_cq_read(ep->icq, e, FDR_CQ_BATCH);
+		if (n != -FI_EAGAIN)
+			ep->cq_armed = false;	/* its event may have fired */
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++)
 				fdr_handle_comp(ep, &e[i]);
@@ -260,7 +263,7 @@ static void fdr_pump_cq(struct fdr_ep *ep)
 			struct fi_cq_err_entry err;
 
 			memset(&err, 0, sizeof(err));
-			if (fdv_cq_readerr(ep->icq, &err, 0) == 1) {
+			if (fi_cq_readerr(ep->icq, &err, 0) == 1) {
 				fdr_handle_comp_err(ep, &err);
 				continue;
 			}
@@ -289,24 +292,44 @@ void fdr_progress(struct fdr_ep *ep)
 		fdr_pump_cq(ep);
 		fdr_flush_ctrl(ep);
 	}
-	fdr_wait_update(ep);
+	/* The caller updates the wait fd once it knows its own outcome. */
 }
 
 /* Nothing can move: make sure the wait fd will turn readable when
- * something does. 0: armed and nothing pending; -FI_EAGAIN: completions
- * came in meanwhile, try again. */
-static int fdr_arm(struct fdr_ep *ep)
+ * something does. 0: armed and nothing pending; -FI_EAGAIN: something
+ * came in meanwhile, try again.
+ *
+ * Both checks cost system calls, so the data path makes them only when
+ * they can tell something new. The CQ is re-armed (its channel read, the
+ * notification requested) only if a completion was read since it was last
+ * armed: otherwise it is still armed and empty. The connection's events
+ * (a read of the rdma_cm channel) are looked at while the connection is
+ * not established, on the slow paths (`always`), and otherwise on every
+ * FDR_EQ_CHECK_EVERY-th call that found nothing to do: a reset shows only
+ * there, and the verbs EQ's fd, part of the wait fd, wakes a waiter at
+ * once. */
+static int fdr_arm(struct fdr_ep *ep, bool always)
 {
-	enum fdr_state state = ep->state;
-	int err = ep->err, ret = 0;
+	if (always || ep->state != FDR_CONNECTED ||
+	    ++ep->idle_calls >= FDR_EQ_CHECK_EVERY) {
+		enum fdr_state state = ep->state;
+		int err = ep->err;
 
-	/* A connection event changes the answer: look again at once. */
-	fdr_ep_pump_eq(ep);
-	if (ep->state != state || ep->err != err)
-		return -FI_EAGAIN;
-	if (ep->icq)
-		ret = fdv_cq_trywait(FDV_OBJ(struct fdv_cq_full, cq.cq_fid, ep->icq));
-	return ret == -FI_EAGAIN ? -FI_EAGAIN : 0;
+		ep->idle_calls = 0;
+		fdr_ep_pump_eq(ep);
+		/* A connection event changes the answer: look again. */
+		if (ep->state != state || ep->err != err)
+			return -FI_EAGAIN;
+	}
+	if (ep->icq && !ep->cq_armed) {
+		struct fid *cq = &ep->icq->fid;
+		int ret = fi_trywait(ep->domain->fabric->ifab, &cq, 1);
+
+		if (ret == -FI_EAGAIN)
+			return -FI_EAGAIN;
+		ep->cq_armed = !ret;
+	}
+	return 0;
 }
 
 /* ---- the data path ---- */
@@ -372,13 +395,13 @@ static ssize_t fdr_post_data(struct fdr_ep *ep, uint32_t len, uint32_t tx_off,
 	ssize_t ret;
 
 	if (!ep->iwarp) {
-		ret = fdv_rma_writedata(ep->iep, buf, len, ep->desc, 0, 0, raddr,
+		ret = fi_writedata(ep->iep, buf, len, ep->desc, 0, 0, raddr,
 					ep->peer.rkey, fdr_ctx(FDR_CTX_DATA, len));
 		if (!ret)
 			ep->sq_free--;
 		return ret;
 	}
-	ret = fdv_rma_write(ep->iep, buf, len, ep->desc, 0, raddr, ep->peer.rkey,
+	ret = fi_write(ep->iep, buf, len, ep->desc, 0, raddr, ep->peer.rkey,
 			    fdr_ctx(FDR_CTX_DATA, len));
 	if (ret)
 		return ret;
@@ -389,7 +412,7 @@ static ssize_t fdr_post_data(struct fdr_ep *ep, uint32_t len, uint32_t tx_off,
 		uint8_t *slot = ep->tx_slots + 4 * (size_t)(ep->tx_slot_next++ % ep->tx_size);
 
 		fdr_store_be32(slot, fdr_word_data(len));
-		ret = fdv_msg_send(ep->iep, slot, 4, ep->desc, 0,
+		ret = fi_send(ep->iep, slot, 4, ep->desc, 0,
 				   fdr_ctx(FDR_CTX_CTRL, 0));
 	}
 	if (ret)
@@ -509,7 +532,7 @@ static ssize_t fdr_stream_op(struct fid_ep *ep_fid, const struct iovec *iov,
 		ret = try_op(ep, iov, count, total, (flags & FI_PEEK) != 0);
 		if (ret != -FI_EAGAIN || round == 3)
 			break;
-		if (!fdr_arm(ep))
+		if (!fdr_arm(ep, false))
 			break;
 	}
 	if (tx)
@@ -551,7 +574,7 @@ static void fdr_wait_a_little(struct fdr_ep *ep, int ms)
 {
 	struct pollfd pfd = { .fd = ep->waitfd, .events = POLLIN };
 
-	if (fdr_arm(ep))
+	if (fdr_arm(ep, true))
 		return;
 	pthread_mutex_unlock(&ep->lock);
 	if (poll(&pfd, 1, ms < 50 ? ms : 50) < 0 && errno != EINTR)

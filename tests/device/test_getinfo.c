@@ -24,19 +24,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <fdv/fdv_config.h>
-
-static int failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__,	\
-				__LINE__, #cond);			\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-		}							\
-	} while (0)
+#include "fdt_check.h"
 
 #define V117 FI_VERSION(1, 17)
 #define MR_NEEDED (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
@@ -624,8 +612,8 @@ int main(void)
 	test_threading();
 	test_env();
 
-	if (failures) {
-		printf("test_getinfo: %d failures\n", failures);
+	if (fdt_check_failures) {
+		printf("test_getinfo: %d fdt_check_failures\n", fdt_check_failures);
 		return 1;
 	}
 	printf("test_getinfo: ok (%d device%s)\n", ndev, ndev > 1 ? "s" : "");

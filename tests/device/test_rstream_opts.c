@@ -183,17 +183,22 @@ static void check_no_extras(struct fdt_side *s)
 	FDT_EXPECT(fi_atomic(s->ep, &old, 1, NULL, 0, 0, 0, FI_UINT64, FI_SUM, NULL),
 		   -FI_ENOSYS);
 	FDT_EXPECT(fi_send(s->ep, buf, 8, NULL, 0, NULL), -FI_ENOTCONN);
-	/* a CQ from a verbs MSG domain cannot be bound either */
+	/* a CQ from a verbs MSG domain cannot be bound either, and an
+	 * rstream fabric opens no verbs MSG domain */
 	{
 		struct fi_info *hints = fdt_hints(), *info;
+		struct fid_fabric *fab;
 		struct fid_domain *dom;
 
 		FDT_OK(fi_getinfo(FI_VERSION(1, 17), fdt_addr(), NULL, FI_SOURCE, hints, &info));
-		FDT_OK(fi_domain(s->fabric, info, &dom, NULL));
+		FDT_EXPECT(fi_domain(s->fabric, info, &dom, NULL), -FI_EINVAL);
+		FDT_OK(fi_fabric(info->fabric_attr, &fab, NULL));
+		FDT_OK(fi_domain(fab, info, &dom, NULL));
 		FDT_OK(fi_cq_open(dom, &ca, &cq, NULL));
 		FDT_EXPECT(fi_ep_bind(s->ep, &cq->fid, FI_TRANSMIT | FI_RECV), -FI_ENOSYS);
 		FDT_OK(fi_close(&cq->fid));
 		FDT_OK(fi_close(&dom->fid));
+		FDT_OK(fi_close(&fab->fid));
 		fi_freeinfo(info);
 		fi_freeinfo(hints);
 	}

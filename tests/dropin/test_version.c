@@ -10,17 +10,7 @@
 #include <rdma/fi_errno.h>
 
 #include "fd_core.h"
-
-static int failures;
-
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__,	\
-				__LINE__, #cond);			\
-			failures++;					\
-		}							\
-	} while (0)
+#include "fdt_check.h"
 
 static struct fi_info *prov_attr(uint32_t version, int *ret)
 {
@@ -169,8 +159,8 @@ int main(void)
 	test_1_4();
 	test_too_new();
 	test_rules();
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
+	if (fdt_check_failures) {
+		fprintf(stderr, "%d check(s) failed\n", fdt_check_failures);
 		return 1;
 	}
 	printf("version negotiation: all checks passed\n");

@@ -18,27 +18,7 @@
 #include <rdma/fi_errno.h>
 
 #include "fdm_cntr.h"
-
-static int failures;
-
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: CHECK(%s) failed\n",	\
-				__FILE__, __LINE__, #cond);		\
-			failures++;					\
-		}							\
-	} while (0)
-
-#define CHECK_EQ(a, b)							\
-	do {								\
-		long long _a = (long long)(a), _b = (long long)(b);	\
-		if (_a != _b) {						\
-			fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", \
-				__FILE__, __LINE__, #a, _a, #b, _b);	\
-			failures++;					\
-		}							\
-	} while (0)
+#include "fdt_check.h"
 
 static struct fid_domain fake_domain = { .fid = { .fclass = FI_CLASS_DOMAIN } };
 
@@ -319,8 +299,8 @@ int main(void)
 	test_many_bindings();
 	test_fd();
 	test_sleeper_woken();
-	if (failures) {
-		fprintf(stderr, "test_cntr: %d failure(s)\n", failures);
+	if (fdt_check_failures) {
+		fprintf(stderr, "test_cntr: %d failure(s)\n", fdt_check_failures);
 		return 1;
 	}
 	printf("test_cntr: all checks passed\n");

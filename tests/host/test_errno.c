@@ -12,19 +12,7 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
-
-static int failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__,	\
-				__LINE__, #cond);			\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-		}							\
-	} while (0)
+#include "fdt_check.h"
 
 static void expect(int code, const char *text)
 {
@@ -89,8 +77,8 @@ int main(void)
 	pthread_join(b, &rb);
 	CHECK(!ra && !rb, "threads");
 
-	if (failures) {
-		printf("test_errno: %d failures\n", failures);
+	if (fdt_check_failures) {
+		printf("test_errno: %d fdt_check_failures\n", fdt_check_failures);
 		return 1;
 	}
 	printf("test_errno: ok\n");

@@ -15,19 +15,7 @@
 #include <rdma/fi_errno.h>
 
 #include "fd_core.h"
-
-static int failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__,	\
-				__LINE__, #cond);			\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-		}							\
-	} while (0)
+#include "fdt_check.h"
 
 #define V117 FI_VERSION(1, 17)
 #define V14 FI_VERSION(1, 4)
@@ -117,7 +105,7 @@ static void expect_ok(uint32_t version, const struct fi_info *h, int line)
 	int ret = fd_info_check_why(version, tmpl, h, &why);
 
 	if (ret) {
-		failures++;
+		fdt_check_failures++;
 		fprintf(stderr, "line %d: rejected (%s), expected a match\n",
 			line, why ? why : "NULL");
 	}
@@ -130,7 +118,7 @@ static void expect_reject(uint32_t version, const struct fi_info *h,
 	int ret = fd_info_check_why(version, tmpl, h, &why);
 
 	if (ret != -FI_ENODATA || !why || strcmp(why, attr)) {
-		failures++;
+		fdt_check_failures++;
 		fprintf(stderr, "line %d: got %d (%s), expected rejection "
 			"for %s\n", line, ret, why ? why : "NULL", attr);
 	}
@@ -494,8 +482,8 @@ int main(void)
 	test_narrow_modes();
 	test_narrow_values();
 	fi_freeinfo(tmpl);
-	if (failures) {
-		printf("test_getinfo_match: %d failures\n", failures);
+	if (fdt_check_failures) {
+		printf("test_getinfo_match: %d fdt_check_failures\n", fdt_check_failures);
 		return 1;
 	}
 	printf("test_getinfo_match: ok\n");

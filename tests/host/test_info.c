@@ -13,19 +13,7 @@
 #include <string.h>
 
 #include <rdma/fabric.h>
-
-static int failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__,	\
-				__LINE__, #cond);			\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-		}							\
-	} while (0)
+#include "fdt_check.h"
 
 static int all_zero(const void *p, size_t len)
 {
@@ -240,8 +228,8 @@ int main(void)
 	test_dup_partial();
 	test_dup_nic();
 	test_free_list();
-	if (failures) {
-		printf("test_info: %d failures\n", failures);
+	if (fdt_check_failures) {
+		printf("test_info: %d fdt_check_failures\n", fdt_check_failures);
 		return 1;
 	}
 	printf("test_info: ok\n");

@@ -22,19 +22,7 @@
 #include "fd_core.h"
 /* FD_HAVE_RSTREAM: the built-in rstream layer answers too */
 #include <fdv/fdv_config.h>
-
-static int failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__,	\
-				__LINE__, #cond);			\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-		}							\
-	} while (0)
+#include "fdt_check.h"
 
 #define V117 FI_VERSION(1, 17)
 
@@ -246,8 +234,8 @@ int main(void)
 	test_no_devices();
 	test_prov_attr_only();
 	test_registered();
-	if (failures) {
-		printf("test_info_getinfo: %d failures\n", failures);
+	if (fdt_check_failures) {
+		printf("test_info_getinfo: %d fdt_check_failures\n", fdt_check_failures);
 		return 1;
 	}
 	printf("test_info_getinfo: ok\n");

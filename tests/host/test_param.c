@@ -21,19 +21,7 @@
 #include <rdma/providers/fi_prov.h>
 
 #include "fd_core.h"
-
-static int failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			fprintf(stdout, "%s:%d: FAILED %s: ", __FILE__,	\
-				__LINE__, #cond);			\
-			fprintf(stdout, __VA_ARGS__);			\
-			fputc('\n', stdout);				\
-		}							\
-	} while (0)
+#include "fdt_check.h"
 
 /* ------------------------------------------------------------------------
  * Parameters
@@ -399,8 +387,8 @@ int main(void)
 	test_log_filters();
 	test_fi_log();
 	test_import();	/* last: the import cannot be undone */
-	if (failures) {
-		printf("test_param: %d failures\n", failures);
+	if (fdt_check_failures) {
+		printf("test_param: %d fdt_check_failures\n", fdt_check_failures);
 		return 1;
 	}
 	printf("test_param: ok\n");

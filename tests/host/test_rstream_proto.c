@@ -12,19 +12,7 @@
 #include <string.h>
 
 #include "fdr_proto.h"
-
-static int failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__,	\
-				__LINE__, #cond);			\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-		}							\
-	} while (0)
+#include "fdt_check.h"
 
 /* ---- blob ---- */
 
@@ -612,8 +600,8 @@ int main(void)
 	test_flow_rules();
 	test_ring_copy();
 	test_sim();
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
+	if (fdt_check_failures) {
+		fprintf(stderr, "%d check(s) failed\n", fdt_check_failures);
 		return 1;
 	}
 	printf("rstream protocol: all checks passed\n");

@@ -15,19 +15,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
-
-static int failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__,	\
-				__LINE__, #cond);			\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-		}							\
-	} while (0)
+#include "fdt_check.h"
 
 #define CONTAINS(text, needle)						\
 	CHECK(strstr((text), (needle)) != NULL, "missing [%s] in:\n%s",	\
@@ -243,8 +231,8 @@ int main(void)
 	test_null_and_truncation();
 	test_fid();
 	test_threads();
-	if (failures) {
-		printf("test_tostr: %d failures\n", failures);
+	if (fdt_check_failures) {
+		printf("test_tostr: %d fdt_check_failures\n", fdt_check_failures);
 		return 1;
 	}
 	printf("test_tostr: ok\n");

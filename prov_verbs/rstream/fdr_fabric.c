@@ -1,0 +1,112 @@
+/* The rstream fabric: a verbs fabric underneath, opened through fi_fabric,
+ * and the parent of the layer's domains, passive endpoints and EQs; and
+ * the layer's descriptor, the one symbol the core knows it by. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdr.h"
+
+static struct fdr_fabric *fdr_fabric_of(struct fid *fid)
+{
+	return fdr_container_of(fid, struct fdr_fabric, fabric_fid.fid);
+}
+
+static int fdr_fabric_close(struct fid *fid)
+{
+	struct fdr_fabric *fab = fdr_fabric_of(fid);
+	int ret;
+
+	if (atomic_load(&fab->refs))
+		return -FI_EBUSY;
+	ret = fi_close(&fab->ifab->fid);
+	if (ret)
+		return ret;
+	free(fab);
+	return 0;
+}
+
+static struct fi_ops fdr_fabric_fid_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdr_fabric_close,
+	.bind = fd_no_fid_bind,
+	.control = fd_no_fid_control,
+	.ops_open = fd_no_fid_ops_open,
+	.tostr = NULL,
+	.ops_set = NULL,
+};
+
+static int fdr_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
+			      struct fid_domain **dom, uint64_t flags,
+			      void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return fdr_domain_open(fabric, info, dom, context);
+}
+
+/* EQs are ours; an endpoint is waited for through its FI_GETWAIT fd. */
+static int fdr_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
+{
+	struct fdr_eq *eq;
+	int ret;
+
+	(void)fabric;
+	if (count < 0 || (count && !fids))
+		return -FI_EINVAL;
+	for (int i = 0; i < count; i++) {
+		eq = fdr_eq_of_fid(fids[i]);
+		if (!eq)
+			return -FI_EINVAL;
+		ret = fdr_eq_trywait(eq);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static struct fi_ops_fabric fdr_fabric_ops = {
+	.size = sizeof(struct fi_ops_fabric),
+	.domain = fdr_domain_open,
+	.passive_ep = fdr_pep_open,
+	.eq_open = fdr_eq_open,
+	.wait_open = fd_no_fabric_wait_open,
+	.trywait = fdr_trywait,
+	.domain2 = fdr_fabric_domain2,
+};
+
+int fdr_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context)
+{
+	struct fi_fabric_attr core_attr;
+	struct fdr_fabric *fab;
+	int ret;
+
+	if (!attr || !fabric)
+		return -FI_EINVAL;
+	fab = calloc(1, sizeof(*fab));
+	if (!fab)
+		return -FI_ENOMEM;
+	/* The same fabric, of the provider underneath. */
+	core_attr = *attr;
+	core_attr.prov_name = (char *)FDR_CORE_PROV_NAME;
+	ret = fi_fabric(&core_attr, &fab->ifab, fab);
+	if (ret) {
+		free(fab);
+		return ret;
+	}
+	fab->version = attr->api_version ? attr->api_version : FD_API_VERSION;
+	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
+	fab->fabric_fid.fid.context = context;
+	fab->fabric_fid.fid.ops = &fdr_fabric_fid_ops;
+	fab->fabric_fid.ops = &fdr_fabric_ops;
+	fab->fabric_fid.api_version = fab->version;
+	*fabric = &fab->fabric_fid;
+	return 0;
+}
+
+const struct fd_provider fdr_provider = {
+	.name = FDR_PROV_NAME,
+	.getinfo = fdr_getinfo,
+	.fabric = fdr_fabric_open,
+	.init = fdr_getinfo_init,
+};
