@@ -75,23 +75,27 @@ FDV_INLINE ssize_t fdv_atomic_post(struct fdv_ep *ep, enum ibv_wr_opcode opcode,
 				   uint64_t key, uint64_t want_comp, void *context,
 				   uint64_t slot_flags, uint64_t op_flags)
 {
-	struct ibv_sge sge;
-	struct ibv_send_wr wr;
+	struct ibv_send_wr local, *wr;
+	struct ibv_sge local_sge, *sge;
 
 	if (fdv_unlikely((addr & 7) || key > UINT32_MAX))
 		return fdv_ep_bad_request(ep, "atomic target not 8-byte aligned or bad key");
-	sge.addr = (uintptr_t)res;
-	sge.length = sizeof(uint64_t);
-	sge.lkey = res_lkey;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = opcode;
-	wr.send_flags = 0;
-	wr.wr.atomic.remote_addr = addr;
-	wr.wr.atomic.rkey = (uint32_t)key;
-	wr.wr.atomic.compare_add = opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? compare : operand;
-	wr.wr.atomic.swap = operand;
-	return fdv_atomic_submit(ep, &wr, want_comp, context, slot_flags, op_flags);
+	/* The endpoint's prebuilt request: only the fields an atomic uses
+	 * are written (swap only for compare-and-swap). */
+	wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
+	sge->addr = (uintptr_t)res;
+	fdv_store_len_key(sge, sizeof(uint64_t), res_lkey);
+	wr->opcode = opcode;
+	wr->send_flags = 0;
+	wr->wr.atomic.remote_addr = addr;
+	wr->wr.atomic.rkey = (uint32_t)key;
+	if (opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr->wr.atomic.compare_add = compare;
+		wr->wr.atomic.swap = operand;
+	} else {
+		wr->wr.atomic.compare_add = operand;
+	}
+	return fdv_atomic_submit(ep, wr, want_comp, context, slot_flags, op_flags);
 }
 
 /* FI_ATOMIC_WRITE is an 8-byte RDMA write: inline when the QP takes 8
@@ -113,6 +117,7 @@ FDV_INLINE ssize_t fdv_atomic_post_write8(struct fdv_ep *ep, const void *buf,
 	sge.addr = (uintptr_t)buf;
 	sge.length = sizeof(uint64_t);
 	sge.lkey = inl ? 0 : fdv_desc_lkey(desc);
+	wr.next = NULL;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_RDMA_WRITE;

@@ -85,6 +85,23 @@ struct fdv_ep {
 	 * missing qp_rx already takes, and a MSG endpoint's receive pays
 	 * nothing for SRX support. */
 	struct ibv_srq *srq;
+	/* wr_id of a receive is its context OR-ed with this: 0 when receives
+	 * complete, all ones (FDV_WR_ID_SILENT) when they do not. One OR
+	 * instead of a test and a select per fi_recv. */
+	uint64_t rx_silent;
+	/* Prebuilt requests of the single-buffer calls (fi_send, fi_inject,
+	 * fi_recv, fi_write, fi_read, fi_fetch_atomic & co.): sg_list points
+	 * at the SGE beside it, num_sge is 1 and next NULL from creation on,
+	 * so a call stores only what it changes (address, length, key,
+	 * opcode, flags, wr_id, remote fields). Zero-length requests, which
+	 * need num_sge 0, go through an out-of-line helper with a request of
+	 * their own. With FDV_THREAD_SAFE two threads could fill them at
+	 * once, so that build fills one on the caller's stack instead
+	 * (fdv_ep_tx_wr / fdv_ep_rx_wr). */
+	struct ibv_send_wr tx_wr;
+	struct ibv_sge tx_sge;
+	struct ibv_recv_wr rx_wr;
+	struct ibv_sge rx_sge;
 };
 
 /* Operation flags the *msg forms can honour: on an RC queue pair every
@@ -119,49 +136,142 @@ ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
 			 uint64_t want_comp, void *context,
 			 uint64_t slot_flags, int more);
 
+/* length and lkey are adjacent 32-bit fields of an SGE. Left alone, gcc
+ * packs their two stores into one vector store that costs four
+ * instructions; a volatile store cannot be merged and is one plain mov. */
+FDV_INLINE void fdv_store_len_key(struct ibv_sge *sge, uint32_t len,
+				  uint32_t lkey)
+{
+	sge->length = len;
+	*(volatile uint32_t *)&sge->lkey = lkey;
+}
+
+/* Zero-length requests (num_sge 0), out of line: they are not what the
+ * prebuilt requests are shaped for. opcode is a send or RDMA opcode;
+ * raddr/rkey are used by the RMA opcodes only. */
+ssize_t fdv_ep_post_empty(struct fdv_ep *ep, enum ibv_wr_opcode opcode,
+			  unsigned int send_flags, uint32_t imm_be,
+			  uint64_t raddr, uint32_t rkey, uint64_t want_comp,
+			  void *context);
+ssize_t fdv_ep_recv_empty(struct fdv_ep *ep, uint64_t wr_id);
+FDV_COLD ssize_t fdv_ep_recv_one_no_qp(struct fdv_ep *ep, void *buf,
+				       size_t len, uint32_t lkey,
+				       uint64_t wr_id);
+
 FDV_INLINE struct fdv_ep *fdv_ep_of(struct fid_ep *ep_fid)
 {
 	return fdv_container_of(ep_fid, struct fdv_ep, ep_fid);
 }
 
-/* Post one send-queue request. want_comp is FI_COMPLETION or 0. The
- * unsignaled count changes only when the post succeeds, so a request the
- * driver refused cannot leave the queue without a signaled request ahead. */
-FDV_INLINE ssize_t fdv_ep_post_send(struct fdv_ep *ep, struct ibv_send_wr *wr,
-				    uint64_t want_comp, void *context)
+/* Link the prebuilt requests; once, when the endpoint is made. */
+FDV_INLINE void fdv_ep_prebuild(struct fdv_ep *ep)
+{
+	memset(&ep->tx_wr, 0, sizeof(ep->tx_wr));
+	memset(&ep->rx_wr, 0, sizeof(ep->rx_wr));
+	ep->tx_wr.sg_list = &ep->tx_sge;
+	ep->tx_wr.num_sge = 1;
+	ep->rx_wr.sg_list = &ep->rx_sge;
+	ep->rx_wr.num_sge = 1;
+}
+
+/* The send request a single-buffer call fills, and its one SGE: the
+ * endpoint's prebuilt pair, or (FDV_THREAD_SAFE) the caller's stack pair
+ * linked the same way. */
+FDV_INLINE struct ibv_send_wr *fdv_ep_tx_wr(struct fdv_ep *ep,
+					    struct ibv_send_wr *local,
+					    struct ibv_sge *local_sge,
+					    struct ibv_sge **sge)
+{
+#if FDV_THREAD_SAFE
+	(void)ep;
+	local->sg_list = local_sge;
+	local->num_sge = 1;
+	local->next = NULL;
+	*sge = local_sge;
+	return local;
+#else
+	(void)local;
+	(void)local_sge;
+	*sge = &ep->tx_sge;
+	return &ep->tx_wr;
+#endif
+}
+
+FDV_INLINE struct ibv_recv_wr *fdv_ep_rx_wr(struct fdv_ep *ep,
+					    struct ibv_recv_wr *local,
+					    struct ibv_sge *local_sge,
+					    struct ibv_sge **sge)
+{
+#if FDV_THREAD_SAFE
+	(void)ep;
+	local->sg_list = local_sge;
+	local->num_sge = 1;
+	local->next = NULL;
+	*sge = local_sge;
+	return local;
+#else
+	(void)local;
+	(void)local_sge;
+	*sge = &ep->rx_sge;
+	return &ep->rx_wr;
+#endif
+}
+
+/* Post one send-queue request (wr->next is NULL: the prebuilt requests
+ * have it so, stack-built ones set it). want_comp is FI_COMPLETION or 0.
+ * unsignaled counts the silent requests since the last one signaled for
+ * the driver's sake; a request signaled because the application wants its
+ * completion does not reset it (one store less per call; the count then
+ * errs towards signaling early, which is always safe). It changes only
+ * when the post succeeds, so a request the driver refused cannot leave
+ * the queue without a signaled request ahead. */
+FDV_INLINE ssize_t fdv_ep_post_send_flags(struct fdv_ep *ep,
+					  struct ibv_send_wr *wr,
+					  unsigned int send_flags,
+					  uint64_t want_comp, void *context)
 {
 	struct ibv_send_wr *bad;
 	uint32_t unsignaled;
 	int ret;
 
-	wr->next = NULL;
 	fdv_lock(&ep->lock);
 	if (fdv_unlikely(!ep->qp_tx)) {
-		ssize_t held = fdv_ep_post_held(ep, wr, want_comp, context, 0, 0);
+		ssize_t held;
 
+		wr->send_flags = send_flags;
+		held = fdv_ep_post_held(ep, wr, want_comp, context, 0, 0);
 		fdv_unlock(&ep->lock);
 		return held;
 	}
+	/* send_flags is stored once, with the signaling bit decided. */
 	if (want_comp) {
 		wr->wr_id = (uintptr_t)context;
-		wr->send_flags |= IBV_SEND_SIGNALED;
-		unsignaled = 0;
+		wr->send_flags = send_flags | IBV_SEND_SIGNALED;
+		ret = ibv_post_send(ep->qp_tx, wr, &bad);
 	} else {
 		wr->wr_id = FDV_WR_ID_SILENT;
 		unsignaled = ep->unsignaled + 1;
 		if (unsignaled >= ep->signal_every) {
-			wr->send_flags |= IBV_SEND_SIGNALED;
+			send_flags |= IBV_SEND_SIGNALED;
 			unsignaled = 0;
 		}
+		wr->send_flags = send_flags;
+		ret = ibv_post_send(ep->qp_tx, wr, &bad);
+		if (fdv_likely(!ret))
+			ep->unsignaled = unsignaled;
 	}
-	ret = ibv_post_send(ep->qp_tx, wr, &bad);
-	if (fdv_likely(!ret))
-		ep->unsignaled = unsignaled;
 	fdv_unlock(&ep->lock);
 	return fdv_likely(!ret) ? 0 : fdv_ep_post_failed(ep, ret);
 }
 
-/* A request whose completion needs a slot (want_comp implied). The slot is
+FDV_INLINE ssize_t fdv_ep_post_send(struct fdv_ep *ep, struct ibv_send_wr *wr,
+				    uint64_t want_comp, void *context)
+{
+	return fdv_ep_post_send_flags(ep, wr, wr->send_flags, want_comp, context);
+}
+
+/* A request whose completion needs a slot (want_comp implied; wr->next
+ * NULL). The slot is
  * the next in the endpoint's ring; it is still busy only when the
  * application left a whole send queue's worth of them unread. */
 FDV_INLINE ssize_t fdv_ep_post_send_slot(struct fdv_ep *ep,
@@ -173,7 +283,6 @@ FDV_INLINE ssize_t fdv_ep_post_send_slot(struct fdv_ep *ep,
 	uint32_t i;
 	int ret;
 
-	wr->next = NULL;
 	fdv_lock(&ep->lock);
 	if (fdv_unlikely(!ep->qp_tx || (op_flags & FI_MORE))) {
 		ssize_t held = fdv_ep_post_held(ep, wr, FI_COMPLETION, context,
@@ -231,20 +340,54 @@ FDV_INLINE ssize_t fdv_ep_post_send_op(struct fdv_ep *ep, struct ibv_send_wr *wr
 	return fdv_ep_post_send(ep, wr, want_comp, context);
 }
 
+/* wr->next is NULL (prebuilt, or set by the caller); wr_id is the
+ * context, or FDV_WR_ID_SILENT for a receive nobody asked to see. */
+FDV_INLINE uint64_t fdv_rx_wr_id(uint64_t want_comp, void *context)
+{
+	return want_comp ? (uintptr_t)context : FDV_WR_ID_SILENT;
+}
+
 FDV_INLINE ssize_t fdv_ep_post_recv(struct fdv_ep *ep, struct ibv_recv_wr *wr,
-				    uint64_t want_comp, void *context)
+				    uint64_t wr_id)
 {
 	struct ibv_recv_wr *bad;
 	int ret;
 
-	wr->next = NULL;
-	wr->wr_id = want_comp ? (uintptr_t)context : FDV_WR_ID_SILENT;
+	wr->wr_id = wr_id;
 	fdv_lock(&ep->lock);
 	if (fdv_unlikely(!ep->qp_rx)) {
 		fdv_unlock(&ep->lock);
 		return fdv_ep_recv_no_qp(ep, wr);
 	}
 	ret = ibv_post_recv(ep->qp_rx, wr, &bad);
+	fdv_unlock(&ep->lock);
+	return fdv_likely(!ret) ? 0 : fdv_ep_post_failed(ep, ret);
+}
+
+/* One receive buffer, in the endpoint's prebuilt request. The queue pair
+ * is tested before the request is touched: a shared receive context (no
+ * QP) may take receives from several threads at once, so its receives
+ * build their own request out of line. */
+FDV_INLINE ssize_t fdv_ep_post_recv_one(struct fdv_ep *ep, void *buf,
+					size_t len, uint32_t lkey,
+					uint64_t wr_id)
+{
+	struct ibv_recv_wr local, *wr, *bad;
+	struct ibv_sge local_sge, *sge;
+	struct ibv_qp *qp;
+	int ret;
+
+	fdv_lock(&ep->lock);
+	qp = ep->qp_rx;
+	if (fdv_unlikely(!qp)) {
+		fdv_unlock(&ep->lock);
+		return fdv_ep_recv_one_no_qp(ep, buf, len, lkey, wr_id);
+	}
+	wr = fdv_ep_rx_wr(ep, &local, &local_sge, &sge);
+	sge->addr = (uintptr_t)buf;
+	fdv_store_len_key(sge, (uint32_t)len, lkey);
+	wr->wr_id = wr_id;
+	ret = ibv_post_recv(qp, wr, &bad);
 	fdv_unlock(&ep->lock);
 	return fdv_likely(!ret) ? 0 : fdv_ep_post_failed(ep, ret);
 }
