@@ -222,7 +222,7 @@ FDV_INLINE ssize_t fdv_cq_poll_as(struct fdv_cq *cq, const uint32_t format,
 	 * an empty asm hides the buffer's origin and costs no instruction. */
 	__asm__("" : "+r"(buf));
 	max = count < FDV_CQ_BATCH ? (int)count : FDV_CQ_BATCH;
-	n = ibv_poll_cq(cq->ibcq, max, wc);
+	n = fdv_ibv_poll_cq(cq->ibcq, max, wc);
 	/* verbs never returns more than asked for. Telling the compiler so
 	 * lets a caller that reads one entry at a time (count 1, the usual
 	 * latency loop) get straight-line code with no loop around it. */

@@ -146,6 +146,13 @@ FDV_INLINE void fdv_store_len_key(struct ibv_sge *sge, uint32_t len,
 	*(volatile uint32_t *)&sge->lkey = lkey;
 }
 
+/* The lkey alone, beside a length stored elsewhere: volatile for the
+ * same reason. */
+FDV_INLINE void fdv_store_key(struct ibv_sge *sge, uint32_t lkey)
+{
+	*(volatile uint32_t *)&sge->lkey = lkey;
+}
+
 /* Zero-length requests (num_sge 0), out of line: they are not what the
  * prebuilt requests are shaped for. opcode is a send or RDMA opcode;
  * raddr/rkey are used by the RMA opcodes only. */
@@ -247,7 +254,7 @@ FDV_INLINE ssize_t fdv_ep_post_send_flags(struct fdv_ep *ep,
 	if (want_comp) {
 		wr->wr_id = (uintptr_t)context;
 		wr->send_flags = send_flags | IBV_SEND_SIGNALED;
-		ret = ibv_post_send(ep->qp_tx, wr, &bad);
+		ret = fdv_ibv_post_send(ep->qp_tx, wr, &bad);
 	} else {
 		wr->wr_id = FDV_WR_ID_SILENT;
 		unsignaled = ep->unsignaled + 1;
@@ -256,7 +263,7 @@ FDV_INLINE ssize_t fdv_ep_post_send_flags(struct fdv_ep *ep,
 			unsignaled = 0;
 		}
 		wr->send_flags = send_flags;
-		ret = ibv_post_send(ep->qp_tx, wr, &bad);
+		ret = fdv_ibv_post_send(ep->qp_tx, wr, &bad);
 		if (fdv_likely(!ret))
 			ep->unsignaled = unsignaled;
 	}
@@ -303,7 +310,7 @@ FDV_INLINE ssize_t fdv_ep_post_send_slot(struct fdv_ep *ep,
 	slot->flags = slot_flags;
 	wr->wr_id = FDV_WR_ID_TAGGED + i;
 	wr->send_flags |= IBV_SEND_SIGNALED;
-	ret = ibv_post_send(ep->qp_tx, wr, &bad);
+	ret = fdv_ibv_post_send(ep->qp_tx, wr, &bad);
 	if (fdv_likely(!ret)) {
 		ep->unsignaled = 0;
 		ep->slot_next = i + 1 == ep->slot_count ? 0 : i + 1;

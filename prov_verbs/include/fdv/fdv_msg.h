@@ -52,7 +52,7 @@ FDV_INLINE ssize_t fdv_msg_send_one(struct fdv_ep *ep, const void *buf,
 	if (fdv_unlikely(!buf || !desc || len > FDV_MAX_MSG_SIZE))
 		return fdv_ep_bad_request(ep, "send buffer, length or descriptor");
 	wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
-	sge->lkey = fdv_desc_lkey(desc);
+	fdv_store_key(sge, fdv_desc_lkey(desc));
 	return fdv_msg_post_one(ep, wr, sge, buf, len, 0, want_comp, context,
 				opcode, imm_be);
 }

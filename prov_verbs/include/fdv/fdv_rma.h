@@ -60,7 +60,7 @@ FDV_INLINE ssize_t fdv_rma_one(struct fdv_ep *ep, const void *buf, size_t len,
 		if (fdv_unlikely(!buf || !desc || len > FDV_MAX_MSG_SIZE))
 			return fdv_ep_bad_request(ep, "RMA buffer, length or descriptor");
 		wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
-		sge->lkey = fdv_desc_lkey(desc);
+		fdv_store_key(sge, fdv_desc_lkey(desc));
 		send_flags = 0;
 	} else {
 		return fdv_ep_post_empty(ep, opcode,
