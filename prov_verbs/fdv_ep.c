@@ -190,6 +190,7 @@ static ssize_t fdv_more_flush(struct fdv_ep *ep, struct fdv_more *more,
 	if (!ret || bad == tail) {
 		more->head = more->n = 0;
 		ep->qp_tx = more->qp;	/* nothing waits: open the fast path */
+		ep->qp_tx_comp = ep->tx_comp ? more->qp : NULL;
 	} else if (bad >= more->wr && bad < more->wr + more->n) {
 		more->head = (uint32_t)(bad - more->wr);
 	}
@@ -282,8 +283,11 @@ ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
 			ret = -FI_EAGAIN;	/* a refused flush left it full */
 		} else {
 			ret = fdv_more_hold(ep, more, wr);
-			if (!ret)
-				ep->qp_tx = NULL;	/* gate the fast path */
+			if (!ret) {
+				/* gate the fast paths */
+				ep->qp_tx = NULL;
+				ep->qp_tx_comp = NULL;
+			}
 		}
 	}
 	if (ret && slot_flags) {

@@ -61,6 +61,8 @@ FDV_INLINE ssize_t fdv_atomic_submit(struct fdv_ep *ep, struct ibv_send_wr *wr,
 				     uint64_t want_comp, void *context,
 				     uint64_t slot_flags, uint64_t op_flags)
 {
+	if (slot_flags && want_comp == FDV_COMP_EP)
+		want_comp = ep->tx_comp;
 	if (slot_flags && want_comp) {
 		wr->send_flags |= fdv_fence_of(op_flags);
 		return fdv_ep_post_send_slot(ep, wr, context, slot_flags, op_flags);
@@ -78,8 +80,11 @@ FDV_INLINE ssize_t fdv_atomic_post(struct fdv_ep *ep, enum ibv_wr_opcode opcode,
 	struct ibv_send_wr local, *wr;
 	struct ibv_sge local_sge, *sge;
 
-	if (fdv_unlikely((addr & 7) || key > UINT32_MAX))
-		return fdv_ep_bad_request(ep, "atomic target not 8-byte aligned or bad key");
+	/* separate tests: cheaper than one combined condition */
+	if (fdv_unlikely(addr & 7))
+		return fdv_ep_bad_request(ep, "atomic target not 8-byte aligned");
+	if (fdv_unlikely(key > UINT32_MAX))
+		return fdv_ep_bad_request(ep, "atomic key wider than 32 bits");
 	/* The endpoint's prebuilt request: only the fields an atomic uses
 	 * are written (swap only for compare-and-swap). */
 	wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
@@ -225,9 +230,14 @@ FDV_INLINE ssize_t fdv_atomic_do_fetch(struct fdv_ep *ep, const void *buf,
 
 	if (fdv_unlikely(!fdv_atomic_supported(FDV_ATOMIC_FETCH, dt, op)))
 		return -FI_EOPNOTSUPP;
-	if (fdv_unlikely(count != 1 || !result || !result_desc ||
-			 (op == FI_SUM && !buf)))
-		return fdv_ep_bad_request(ep, "fetch atomic: count 1, registered result");
+	if (fdv_unlikely(count != 1))
+		return fdv_ep_bad_request(ep, "fetch atomic: count must be 1");
+	if (fdv_unlikely(!result))
+		return fdv_ep_bad_request(ep, "fetch atomic: no result buffer");
+	if (fdv_unlikely(!result_desc))
+		return fdv_ep_bad_request(ep, "fetch atomic: result not registered");
+	if (fdv_unlikely(op == FI_SUM && !buf))
+		return fdv_ep_bad_request(ep, "fetch atomic: no operand");
 	if (op == FI_SUM)
 		memcpy(&v, buf, sizeof(v));
 	return fdv_atomic_post(ep, IBV_WR_ATOMIC_FETCH_AND_ADD, v, 0, result,
@@ -247,7 +257,7 @@ FDV_INLINE ssize_t fdv_atomic_readwrite(struct fid_ep *ep_fid, const void *buf,
 	(void)desc;
 	(void)dest_addr;
 	return fdv_atomic_do_fetch(ep, buf, count, result, result_desc, addr,
-				   key, datatype, op, ep->tx_comp, context, 0);
+				   key, datatype, op, FDV_COMP_EP, context, 0);
 }
 
 FDV_INLINE ssize_t fdv_atomic_readwritev(struct fid_ep *ep_fid,

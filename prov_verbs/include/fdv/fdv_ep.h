@@ -50,6 +50,12 @@ struct fdv_ep {
 	/* Set once the connection is established and cleared when it ends:
 	 * sends on anything else fail before reaching the device. */
 	struct ibv_qp *qp_tx;
+	/* qp_tx when every transmit completes (tx_comp is FI_COMPLETION),
+	 * else NULL; gated with qp_tx. The plain calls (fi_send, fi_write,
+	 * fi_read, fi_fetch_atomic...) post through it with one test for
+	 * connection, held FI_MORE requests and the completion choice at once
+	 * (want_comp FDV_COMP_EP); anything else takes the general path. */
+	struct ibv_qp *qp_tx_comp;
 	/* Set at fi_enable: receives may be posted before the connection
 	 * exists, which is how an application avoids RNR at start-up. */
 	struct ibv_qp *qp_rx;
@@ -103,6 +109,10 @@ struct fdv_ep {
 	struct ibv_recv_wr rx_wr;
 	struct ibv_sge rx_sge;
 };
+
+/* want_comp of a call that completes as the endpoint's defaults say
+ * (tx_comp): resolved by fdv_ep_post_send_flags, through qp_tx_comp. */
+#define FDV_COMP_EP UINT64_MAX
 
 /* Operation flags the *msg forms can honour: on an RC queue pair every
  * completion already means the peer's device took the data (inject and
@@ -242,6 +252,20 @@ FDV_INLINE ssize_t fdv_ep_post_send_flags(struct fdv_ep *ep,
 	int ret;
 
 	fdv_lock(&ep->lock);
+	if (want_comp == FDV_COMP_EP) {
+		struct ibv_qp *qp = ep->qp_tx_comp;
+
+		if (fdv_likely(qp)) {
+			wr->wr_id = (uintptr_t)context;
+			wr->send_flags = send_flags | IBV_SEND_SIGNALED;
+			ret = fdv_ibv_post_send(qp, wr, &bad);
+			fdv_unlock(&ep->lock);
+			return fdv_likely(!ret) ? 0 : fdv_ep_post_failed(ep, ret);
+		}
+		/* selective completion, not connected, or FI_MORE requests
+		 * held: the general path below */
+		want_comp = ep->tx_comp;
+	}
 	if (fdv_unlikely(!ep->qp_tx)) {
 		ssize_t held;
 
@@ -338,6 +362,8 @@ FDV_INLINE ssize_t fdv_ep_post_send_op(struct fdv_ep *ep, struct ibv_send_wr *wr
 	if (fdv_unlikely(op_flags & FI_MORE)) {
 		ssize_t ret;
 
+		if (want_comp == FDV_COMP_EP)
+			want_comp = ep->tx_comp;
 		wr->next = NULL;
 		fdv_lock(&ep->lock);
 		ret = fdv_ep_post_held(ep, wr, want_comp, context, 0, 1);

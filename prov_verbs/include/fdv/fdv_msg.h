@@ -49,8 +49,14 @@ FDV_INLINE ssize_t fdv_msg_send_one(struct fdv_ep *ep, const void *buf,
 	if (fdv_unlikely(!len))
 		return fdv_ep_post_empty(ep, opcode, IBV_SEND_INLINE, imm_be, 0, 0,
 					 want_comp, context);
-	if (fdv_unlikely(!buf || !desc || len > FDV_MAX_MSG_SIZE))
-		return fdv_ep_bad_request(ep, "send buffer, length or descriptor");
+	/* Separate tests: two predictable branches each, where one combined
+	 * condition costs a chain of flag computations. */
+	if (fdv_unlikely(len > FDV_MAX_MSG_SIZE))
+		return fdv_ep_bad_request(ep, "send length");
+	if (fdv_unlikely(!buf))
+		return fdv_ep_bad_request(ep, "send buffer");
+	if (fdv_unlikely(!desc))
+		return fdv_ep_bad_request(ep, "send without a descriptor");
 	wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
 	fdv_store_key(sge, fdv_desc_lkey(desc));
 	return fdv_msg_post_one(ep, wr, sge, buf, len, 0, want_comp, context,
@@ -64,7 +70,7 @@ FDV_INLINE ssize_t fdv_msg_send(struct fid_ep *ep_fid, const void *buf,
 	struct fdv_ep *ep = fdv_ep_of(ep_fid);
 
 	(void)dest_addr; /* connected endpoint */
-	return fdv_msg_send_one(ep, buf, len, desc, ep->tx_comp, context,
+	return fdv_msg_send_one(ep, buf, len, desc, FDV_COMP_EP, context,
 				IBV_WR_SEND, 0);
 }
 
@@ -75,7 +81,7 @@ FDV_INLINE ssize_t fdv_msg_senddata(struct fid_ep *ep_fid, const void *buf,
 	struct fdv_ep *ep = fdv_ep_of(ep_fid);
 
 	(void)dest_addr;
-	return fdv_msg_send_one(ep, buf, len, desc, ep->tx_comp, context,
+	return fdv_msg_send_one(ep, buf, len, desc, FDV_COMP_EP, context,
 				IBV_WR_SEND_WITH_IMM, fdv_htobe32((uint32_t)data));
 }
 

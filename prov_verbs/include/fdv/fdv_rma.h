@@ -56,12 +56,17 @@ FDV_INLINE ssize_t fdv_rma_one(struct fdv_ep *ep, const void *buf, size_t len,
 			return fdv_ep_bad_request(ep, "RMA buffer");
 		wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
 		send_flags = IBV_SEND_INLINE;
-	} else if (fdv_likely(len)) {
-		if (fdv_unlikely(!buf || !desc || len > FDV_MAX_MSG_SIZE))
-			return fdv_ep_bad_request(ep, "RMA buffer, length or descriptor");
+	} else if (fdv_likely(len - 1 < FDV_MAX_MSG_SIZE)) {
+		/* separate tests: cheaper than one combined condition */
+		if (fdv_unlikely(!buf))
+			return fdv_ep_bad_request(ep, "RMA buffer");
+		if (fdv_unlikely(!desc))
+			return fdv_ep_bad_request(ep, "RMA without a descriptor");
 		wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
 		fdv_store_key(sge, fdv_desc_lkey(desc));
 		send_flags = 0;
+	} else if (fdv_unlikely(len)) {
+		return fdv_ep_bad_request(ep, "RMA length");
 	} else {
 		return fdv_ep_post_empty(ep, opcode,
 					 opcode == IBV_WR_RDMA_READ ? 0 : IBV_SEND_INLINE,
@@ -86,7 +91,7 @@ FDV_INLINE ssize_t fdv_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
 
 	(void)src_addr;
 	return fdv_rma_one(ep, buf, len, desc, IBV_WR_RDMA_READ, addr, key, 0,
-			   ep->tx_comp, context);
+			   FDV_COMP_EP, context);
 }
 
 FDV_INLINE ssize_t fdv_rma_write(struct fid_ep *ep_fid, const void *buf,
@@ -97,7 +102,7 @@ FDV_INLINE ssize_t fdv_rma_write(struct fid_ep *ep_fid, const void *buf,
 
 	(void)dest_addr;
 	return fdv_rma_one(ep, buf, len, desc, IBV_WR_RDMA_WRITE, addr, key, 0,
-			   ep->tx_comp, context);
+			   FDV_COMP_EP, context);
 }
 
 FDV_INLINE ssize_t fdv_rma_writedata(struct fid_ep *ep_fid, const void *buf,
@@ -109,7 +114,7 @@ FDV_INLINE ssize_t fdv_rma_writedata(struct fid_ep *ep_fid, const void *buf,
 
 	(void)dest_addr;
 	return fdv_rma_one(ep, buf, len, desc, IBV_WR_RDMA_WRITE_WITH_IMM, addr,
-			   key, fdv_htobe32((uint32_t)data), ep->tx_comp, context);
+			   key, fdv_htobe32((uint32_t)data), FDV_COMP_EP, context);
 }
 
 FDV_INLINE ssize_t fdv_rma_inject_one(struct fdv_ep *ep, const void *buf,
