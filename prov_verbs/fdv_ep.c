@@ -203,7 +203,7 @@ static ssize_t fdv_more_flush(struct fdv_ep *ep, struct fdv_more *more,
 }
 
 static ssize_t fdv_more_hold(struct fdv_ep *ep, struct fdv_more *more,
-			     const struct ibv_send_wr *wr)
+			     const struct ibv_send_wr *wr, int copy)
 {
 	uint32_t i = more->n;
 	struct ibv_send_wr *e = &more->wr[i];
@@ -211,7 +211,10 @@ static ssize_t fdv_more_hold(struct fdv_ep *ep, struct fdv_more *more,
 	*e = *wr;
 	e->next = NULL;
 	e->sg_list = more->sge[i];
-	if ((wr->send_flags & IBV_SEND_INLINE) && wr->num_sge) {
+	/* Inline data is read by the driver only at ibv_post_send; it is
+	 * copied aside when the caller may reuse its buffer before that
+	 * (FI_INJECT, or no completion to wait for). */
+	if (copy && (wr->send_flags & IBV_SEND_INLINE) && wr->num_sge) {
 		uint8_t *to = more->bounce + (size_t)i * more->bounce_size;
 		uint32_t len = 0;
 
@@ -242,8 +245,10 @@ ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
 	struct fdv_msg_ep *mep = fdv_msg_ep_of(ep);
 	struct fdv_more *more = ep->more;
 	uint32_t saved_slot = ep->slot_next, saved_unsignaled = ep->unsignaled;
+	int copy = hold != FDV_HOLD_NOCOPY;
 	ssize_t ret;
 
+	hold = hold != FDV_POST_NOW;
 	if (mep->state != FDV_EP_CONNECTED || !mep->id || !mep->id->qp) {
 		/* Held requests never reach a device once the connection is
 		 * gone: they are dropped without a completion. */
@@ -282,7 +287,7 @@ ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
 		if (more->n == FDV_MORE_MAX) {
 			ret = -FI_EAGAIN;	/* a refused flush left it full */
 		} else {
-			ret = fdv_more_hold(ep, more, wr);
+			ret = fdv_more_hold(ep, more, wr, copy);
 			if (!ret) {
 				/* gate the fast paths */
 				ep->qp_tx = NULL;

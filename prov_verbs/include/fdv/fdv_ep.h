@@ -114,6 +114,17 @@ struct fdv_ep {
  * (tx_comp): resolved by fdv_ep_post_send_flags, through qp_tx_comp. */
 #define FDV_COMP_EP UINT64_MAX
 
+/* Internal operation flag (never a user's: op_flags are masked to
+ * FI_FENCE | FI_MORE before it is added): the request's inline data stays
+ * valid until its completion, so a request held by FI_MORE may keep
+ * pointing at it instead of copying it aside. Set by fi_sendmsg without
+ * FI_INJECT when a completion is wanted; an FI_INJECT buffer is reusable
+ * at return and must be copied. */
+#define FDV_OP_NOCOPY (1ULL << 62)
+
+/* fdv_ep_post_held's hold argument */
+enum { FDV_POST_NOW = 0, FDV_HOLD_COPY = 1, FDV_HOLD_NOCOPY = 2 };
+
 /* Operation flags the *msg forms can honour: on an RC queue pair every
  * completion already means the peer's device took the data (inject and
  * transmit complete); FI_FENCE maps to IBV_SEND_FENCE and FI_MORE to one
@@ -139,9 +150,11 @@ FDV_COLD ssize_t fdv_ep_not_ready(struct fdv_ep *ep, int tx);
 FDV_COLD ssize_t fdv_ep_recv_no_qp(struct fdv_ep *ep, struct ibv_recv_wr *wr);
 FDV_COLD ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why);
 /* Called with the endpoint lock held when qp_tx is NULL or the request
- * carries FI_MORE: holds the request (more), or sends the held ones and
- * this one in one ibv_post_send, or reports why the endpoint cannot send.
- * slot_flags != 0 when the request needs a completion slot. */
+ * carries FI_MORE: holds the request (more: FDV_HOLD_COPY or, when its
+ * inline data may stay where it is, FDV_HOLD_NOCOPY), or sends the held
+ * ones and this one in one ibv_post_send (FDV_POST_NOW), or reports why
+ * the endpoint cannot send. slot_flags != 0 when the request needs a
+ * completion slot. */
 ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
 			 uint64_t want_comp, void *context,
 			 uint64_t slot_flags, int more);
@@ -366,7 +379,9 @@ FDV_INLINE ssize_t fdv_ep_post_send_op(struct fdv_ep *ep, struct ibv_send_wr *wr
 			want_comp = ep->tx_comp;
 		wr->next = NULL;
 		fdv_lock(&ep->lock);
-		ret = fdv_ep_post_held(ep, wr, want_comp, context, 0, 1);
+		ret = fdv_ep_post_held(ep, wr, want_comp, context, 0,
+				       (op_flags & FDV_OP_NOCOPY) && want_comp ?
+				       FDV_HOLD_NOCOPY : FDV_HOLD_COPY);
 		fdv_unlock(&ep->lock);
 		return ret;
 	}

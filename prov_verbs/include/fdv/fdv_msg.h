@@ -178,7 +178,8 @@ FDV_INLINE ssize_t fdv_msg_sendmsg(struct fid_ep *ep_fid,
 		return -FI_EBADFLAGS;
 	return fdv_msg_sendv_flags(ep, msg->msg_iov, msg->desc, msg->iov_count,
 				   msg->context, flags, msg->data,
-				   flags & (FI_FENCE | FI_MORE));
+				   (flags & (FI_FENCE | FI_MORE)) |
+				   (flags & FI_INJECT ? 0 : FDV_OP_NOCOPY));
 }
 
 FDV_INLINE ssize_t fdv_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
