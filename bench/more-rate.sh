@@ -65,7 +65,7 @@ if command -v ib_send_bw > /dev/null; then
 		for run in wall cg-$N cg-$N2; do
 			port=$((port + 1))
 			n=$N
-			[ "$run" = cg-$N2 ] && n=$N2
+			[ "$run" = "cg-$N2" ] && n=$N2
 			wrap=()
 			case $run in
 			cg-*) wrap=(valgrind --tool=callgrind -q --callgrind-out-file="$OUT/ib_send_bw-pl$pl-$run.cg") ;;
@@ -74,7 +74,7 @@ if command -v ib_send_bw > /dev/null; then
 			timeout 600 "${NICE[@]}" taskset -c 0 ib_send_bw "${args[@]}" -n "$n" -p "$port" \
 				> "$OUT/ib_send_bw-pl$pl-$run.server" 2>&1 &
 			spid=$!
-			for try in $(seq 1 20); do
+			for _ in $(seq 1 20); do
 				sleep 1
 				kill -0 "$spid" 2> /dev/null || break
 				timeout 600 "${NICE[@]}" taskset -c 1 ${wrap[@]+"${wrap[@]}"} ib_send_bw "${args[@]}" \
@@ -86,4 +86,4 @@ if command -v ib_send_bw > /dev/null; then
 		done
 	done
 fi
-say done
+say "done"
