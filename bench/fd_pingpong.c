@@ -487,7 +487,11 @@ BM_NOINLINE int bk_post_batch(struct bk *b, size_t len, uint32_t seq, uint32_t n
 		ssize_t rc;
 
 		m.context = &b->bw_ctx[(seq + i) % BM_MAX_WINDOW];
-		rc = fi_sendmsg(b->ep, &m, i + 1 < n ? FI_MORE : 0);
+		{
+			BM_CG_BEGIN();
+			rc = fi_sendmsg(b->ep, &m, i + 1 < n ? FI_MORE : 0);
+			BM_CG_END();
+		}
 		if (rc == -FI_EAGAIN)
 			break;
 		if (rc)

@@ -276,6 +276,7 @@ void fdv_msg_ep_set_qp_tx(struct fdv_msg_ep *ep, struct ibv_qp *qp)
 		pthread_mutex_lock(&ep->mt_lock);
 	fdv_lock(&ep->ep.lock);
 	ep->ep.qp_tx = qp;
+	ep->ep.qp_tx_comp = ep->ep.tx_comp ? qp : NULL;
 	fdv_unlock(&ep->ep.lock);
 	if (ep->mt_locked)
 		pthread_mutex_unlock(&ep->mt_lock);

@@ -61,6 +61,45 @@ ssize_t fdv_ep_recv_no_qp(struct fdv_ep *ep, struct ibv_recv_wr *wr)
 	return ret ? fdv_ep_post_failed(ep, ret) : 0;
 }
 
+/* A receive of one buffer on an endpoint without a receive QP (a shared
+ * receive context, or too early): its own request, never the prebuilt one,
+ * which several threads may reach through one shared context. */
+ssize_t fdv_ep_recv_one_no_qp(struct fdv_ep *ep, void *buf, size_t len,
+			      uint32_t lkey, uint64_t wr_id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = (uint32_t)len, .lkey = lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+
+	return fdv_ep_recv_no_qp(ep, &wr);
+}
+
+/* Zero-length requests carry no SGE (num_sge 0), which the prebuilt
+ * requests are not shaped for; they are rare (barriers, notifications),
+ * so they build their own here. */
+ssize_t fdv_ep_post_empty(struct fdv_ep *ep, enum ibv_wr_opcode opcode,
+			  unsigned int send_flags, uint32_t imm_be,
+			  uint64_t raddr, uint32_t rkey, uint64_t want_comp,
+			  void *context)
+{
+	struct ibv_send_wr wr;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = opcode;
+	wr.send_flags = send_flags;
+	wr.imm_data = imm_be;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return fdv_ep_post_send(ep, &wr, want_comp, context);
+}
+
+ssize_t fdv_ep_recv_empty(struct fdv_ep *ep, uint64_t wr_id)
+{
+	struct ibv_recv_wr wr;
+
+	memset(&wr, 0, sizeof(wr));
+	return fdv_ep_post_recv(ep, &wr, wr_id);
+}
+
 ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why)
 {
 	(void)ep;
@@ -148,6 +187,7 @@ static ssize_t fdv_more_flush(struct fdv_ep *ep, struct fdv_more *more,
 	if (!ret || bad == tail) {
 		more->head = more->n = 0;
 		ep->qp_tx = more->qp;	/* nothing waits: open the fast path */
+		ep->qp_tx_comp = ep->tx_comp ? more->qp : NULL;
 	} else if (bad >= more->wr && bad < more->wr + more->n) {
 		more->head = (uint32_t)(bad - more->wr);
 	}
@@ -160,7 +200,7 @@ static ssize_t fdv_more_flush(struct fdv_ep *ep, struct fdv_more *more,
 }
 
 static ssize_t fdv_more_hold(struct fdv_ep *ep, struct fdv_more *more,
-			     const struct ibv_send_wr *wr)
+			     const struct ibv_send_wr *wr, int copy)
 {
 	uint32_t i = more->n;
 	struct ibv_send_wr *e = &more->wr[i];
@@ -168,7 +208,10 @@ static ssize_t fdv_more_hold(struct fdv_ep *ep, struct fdv_more *more,
 	*e = *wr;
 	e->next = NULL;
 	e->sg_list = more->sge[i];
-	if ((wr->send_flags & IBV_SEND_INLINE) && wr->num_sge) {
+	/* Inline data is read by the driver only at ibv_post_send; it is
+	 * copied aside when the caller may reuse its buffer before that
+	 * (FI_INJECT, or no completion to wait for). */
+	if (copy && (wr->send_flags & IBV_SEND_INLINE) && wr->num_sge) {
 		uint8_t *to = more->bounce + (size_t)i * more->bounce_size;
 		uint32_t len = 0;
 
@@ -199,8 +242,10 @@ ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
 	struct fdv_msg_ep *mep = fdv_msg_ep_of(ep);
 	struct fdv_more *more = ep->more;
 	uint32_t saved_slot = ep->slot_next, saved_unsignaled = ep->unsignaled;
+	int copy = hold != FDV_HOLD_NOCOPY;
 	ssize_t ret;
 
+	hold = hold != FDV_POST_NOW;
 	if (mep->state != FDV_EP_CONNECTED || !mep->id || !mep->id->qp) {
 		/* Held requests never reach a device once the connection is
 		 * gone: they are dropped without a completion. */
@@ -239,9 +284,12 @@ ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
 		if (more->n == FDV_MORE_MAX) {
 			ret = -FI_EAGAIN;	/* a refused flush left it full */
 		} else {
-			ret = fdv_more_hold(ep, more, wr);
-			if (!ret)
-				ep->qp_tx = NULL;	/* gate the fast path */
+			ret = fdv_more_hold(ep, more, wr, copy);
+			if (!ret) {
+				/* gate the fast paths */
+				ep->qp_tx = NULL;
+				ep->qp_tx_comp = NULL;
+			}
 		}
 	}
 	if (ret && slot_flags) {
@@ -413,6 +461,7 @@ static int fdv_ep_enable(struct fdv_msg_ep *ep)
 		ep->ep.rx_iov_limit = attr.cap.max_recv_sge;
 	ep->ep.tx_comp = fdv_comp_flags(ep->tx_cq, ep->tx_bind_flags, tx ? tx->op_flags : 0);
 	ep->ep.rx_comp = fdv_comp_flags(ep->rx_cq, ep->rx_bind_flags, rx ? rx->op_flags : 0);
+	ep->ep.rx_silent = ep->ep.rx_comp ? 0 : FDV_WR_ID_SILENT;
 	ep->tx_cq->serves_send = true;
 	(ep->rx_cq ? ep->rx_cq : ep->tx_cq)->serves_recv = true;
 	/* Receives may be posted from now on; sends once connected. */
@@ -651,6 +700,7 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 			goto err;
 	}
 	fdv_lock_init(&ep->ep.lock);
+	fdv_ep_prebuild(&ep->ep);
 	/* The limits the data path checks hold from the start, so a call made
 	 * too early is told about the state, not about its arguments. */
 	if (info->tx_attr) {

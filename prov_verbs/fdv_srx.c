@@ -244,6 +244,7 @@ int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
 	srx->attr.iov_limit = iov_limit;
 	srx->domain = dom;
 	fdv_lock_init(&srx->ep.lock);
+	fdv_ep_prebuild(&srx->ep);
 	srx->ep.kind = FDV_EP_KIND_MSG;
 	srx->ep.rx_iov_limit = (uint32_t)iov_limit;
 	/* A shared receive is always reported: the selective-completion

@@ -61,6 +61,8 @@ FDV_INLINE ssize_t fdv_atomic_submit(struct fdv_ep *ep, struct ibv_send_wr *wr,
 				     uint64_t want_comp, void *context,
 				     uint64_t slot_flags, uint64_t op_flags)
 {
+	if (slot_flags && want_comp == FDV_COMP_EP)
+		want_comp = ep->tx_comp;
 	if (slot_flags && want_comp) {
 		wr->send_flags |= fdv_fence_of(op_flags);
 		return fdv_ep_post_send_slot(ep, wr, context, slot_flags, op_flags);
@@ -75,23 +77,30 @@ FDV_INLINE ssize_t fdv_atomic_post(struct fdv_ep *ep, enum ibv_wr_opcode opcode,
 				   uint64_t key, uint64_t want_comp, void *context,
 				   uint64_t slot_flags, uint64_t op_flags)
 {
-	struct ibv_sge sge;
-	struct ibv_send_wr wr;
+	struct ibv_send_wr local, *wr;
+	struct ibv_sge local_sge, *sge;
 
-	if (fdv_unlikely((addr & 7) || key > UINT32_MAX))
-		return fdv_ep_bad_request(ep, "atomic target not 8-byte aligned or bad key");
-	sge.addr = (uintptr_t)res;
-	sge.length = sizeof(uint64_t);
-	sge.lkey = res_lkey;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = opcode;
-	wr.send_flags = 0;
-	wr.wr.atomic.remote_addr = addr;
-	wr.wr.atomic.rkey = (uint32_t)key;
-	wr.wr.atomic.compare_add = opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? compare : operand;
-	wr.wr.atomic.swap = operand;
-	return fdv_atomic_submit(ep, &wr, want_comp, context, slot_flags, op_flags);
+	/* separate tests: cheaper than one combined condition */
+	if (fdv_unlikely(addr & 7))
+		return fdv_ep_bad_request(ep, "atomic target not 8-byte aligned");
+	if (fdv_unlikely(key > UINT32_MAX))
+		return fdv_ep_bad_request(ep, "atomic key wider than 32 bits");
+	/* The endpoint's prebuilt request: only the fields an atomic uses
+	 * are written (swap only for compare-and-swap). */
+	wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
+	sge->addr = (uintptr_t)res;
+	fdv_store_len_key(sge, sizeof(uint64_t), res_lkey);
+	wr->opcode = opcode;
+	wr->send_flags = 0;
+	wr->wr.atomic.remote_addr = addr;
+	wr->wr.atomic.rkey = (uint32_t)key;
+	if (opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr->wr.atomic.compare_add = compare;
+		wr->wr.atomic.swap = operand;
+	} else {
+		wr->wr.atomic.compare_add = operand;
+	}
+	return fdv_atomic_submit(ep, wr, want_comp, context, slot_flags, op_flags);
 }
 
 /* FI_ATOMIC_WRITE is an 8-byte RDMA write: inline when the QP takes 8
@@ -113,6 +122,7 @@ FDV_INLINE ssize_t fdv_atomic_post_write8(struct fdv_ep *ep, const void *buf,
 	sge.addr = (uintptr_t)buf;
 	sge.length = sizeof(uint64_t);
 	sge.lkey = inl ? 0 : fdv_desc_lkey(desc);
+	wr.next = NULL;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_RDMA_WRITE;
@@ -220,9 +230,14 @@ FDV_INLINE ssize_t fdv_atomic_do_fetch(struct fdv_ep *ep, const void *buf,
 
 	if (fdv_unlikely(!fdv_atomic_supported(FDV_ATOMIC_FETCH, dt, op)))
 		return -FI_EOPNOTSUPP;
-	if (fdv_unlikely(count != 1 || !result || !result_desc ||
-			 (op == FI_SUM && !buf)))
-		return fdv_ep_bad_request(ep, "fetch atomic: count 1, registered result");
+	if (fdv_unlikely(count != 1))
+		return fdv_ep_bad_request(ep, "fetch atomic: count must be 1");
+	if (fdv_unlikely(!result))
+		return fdv_ep_bad_request(ep, "fetch atomic: no result buffer");
+	if (fdv_unlikely(!result_desc))
+		return fdv_ep_bad_request(ep, "fetch atomic: result not registered");
+	if (fdv_unlikely(op == FI_SUM && !buf))
+		return fdv_ep_bad_request(ep, "fetch atomic: no operand");
 	if (op == FI_SUM)
 		memcpy(&v, buf, sizeof(v));
 	return fdv_atomic_post(ep, IBV_WR_ATOMIC_FETCH_AND_ADD, v, 0, result,
@@ -242,7 +257,7 @@ FDV_INLINE ssize_t fdv_atomic_readwrite(struct fid_ep *ep_fid, const void *buf,
 	(void)desc;
 	(void)dest_addr;
 	return fdv_atomic_do_fetch(ep, buf, count, result, result_desc, addr,
-				   key, datatype, op, ep->tx_comp, context, 0);
+				   key, datatype, op, FDV_COMP_EP, context, 0);
 }
 
 FDV_INLINE ssize_t fdv_atomic_readwritev(struct fid_ep *ep_fid,

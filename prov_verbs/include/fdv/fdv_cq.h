@@ -7,6 +7,7 @@
 #ifndef FDV_CQ_H
 #define FDV_CQ_H
 
+#include <string.h>
 #include <fdv/fdv_verbs.h>
 #include <fdv/fdv_compiler.h>
 #include <fdv/fdv_lock.h>
@@ -51,12 +52,36 @@ struct fdv_wr_slot {
 struct fdv_cq {
 	struct fid_cq cq_fid;	/* first: the application holds &cq_fid */
 	struct ibv_cq *ibcq;
+	/* format and backlog share one aligned 8-byte word (the layout
+	 * is checked below), so the read path tests "a CONTEXT CQ with nothing
+	 * held back" with one 64-bit compare against an immediate. */
 	uint32_t format;	/* enum fi_cq_format of the user's entries */
 	/* Non-zero while polled completions wait in the library (after an
 	 * error, the rest of that batch): reads then take the slow path. */
 	uint32_t backlog;
 	fdv_lock_t lock;
 };
+
+#ifndef __cplusplus
+_Static_assert(offsetof(struct fdv_cq, backlog) == offsetof(struct fdv_cq, format) + 4 &&
+	       offsetof(struct fdv_cq, format) % 8 == 0,
+	       "fdv_cq: format and backlog must share one aligned 8-byte word");
+#endif
+
+/* The word (format, backlog) of a CONTEXT CQ with an empty backlog. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FDV_CQ_FAST_CONTEXT ((uint64_t)FI_CQ_FORMAT_CONTEXT)
+#else
+#define FDV_CQ_FAST_CONTEXT ((uint64_t)FI_CQ_FORMAT_CONTEXT << 32)
+#endif
+
+FDV_INLINE uint64_t fdv_cq_format_backlog(const struct fdv_cq *cq)
+{
+	uint64_t word;
+
+	memcpy(&word, &cq->format, sizeof(word));
+	return word;
+}
 
 /* Out of line, in the library; the first three are the read path's slow
  * and error cases, cold so their calls stay off the fast path. */
@@ -182,57 +207,66 @@ FDV_INLINE ssize_t fdv_cq_reap(struct fdv_cq *cq, const uint32_t format,
 	return n;
 }
 
-FDV_INLINE ssize_t fdv_cq_readfrom(struct fid_cq *cq_fid, void *buf,
-				   size_t count, fi_addr_t *src_addr)
+/* Poll and translate for one format, a constant: each format gets its
+ * own straight line. Called with the lock held; drops it. */
+FDV_INLINE ssize_t fdv_cq_poll_as(struct fdv_cq *cq, const uint32_t format,
+				  void *buf, size_t count, fi_addr_t *src_addr)
 {
-	struct fdv_cq *cq = fdv_cq_of(cq_fid);
 	struct ibv_wc wc[FDV_CQ_BATCH];
 	ssize_t ret;
 	int n, max;
 
-	fdv_lock(&cq->lock);
-	/* Tested before the asm below, so a caller's stack buffer (never
-	 * NULL) and a constant count fold the test away. */
-	if (fdv_unlikely(cq->backlog || !count || !buf)) {
-		fdv_unlock(&cq->lock);
-		return fdv_cq_read_slow(cq, buf, count, src_addr);
-	}
 	/* The entry size follows the CQ's format, known only at run time.
 	 * Once inlined, the compiler would check the caller's buffer against
 	 * every format's size and warn about formats this CQ does not have;
 	 * an empty asm hides the buffer's origin and costs no instruction. */
 	__asm__("" : "+r"(buf));
 	max = count < FDV_CQ_BATCH ? (int)count : FDV_CQ_BATCH;
-	n = ibv_poll_cq(cq->ibcq, max, wc);
+	n = fdv_ibv_poll_cq(cq->ibcq, max, wc);
 	/* verbs never returns more than asked for. Telling the compiler so
 	 * lets a caller that reads one entry at a time (count 1, the usual
 	 * latency loop) get straight-line code with no loop around it. */
 	if (n > max)
 		__builtin_unreachable();
-	/* An empty poll, the commonest call of all, leaves before the
-	 * format dispatch. */
+	/* An empty poll, the commonest call of all, leaves first. */
 	if (fdv_unlikely(n <= 0)) {
 		fdv_unlock(&cq->lock);
 		return n == 0 ? -FI_EAGAIN : fdv_cq_poll_failed(cq, n);
 	}
-	/* The format is tested once per call, outside the per-entry loop;
-	 * CONTEXT, the cheapest and most common, first (a switch would let
-	 * the compiler test it last). */
-	if (cq->format == FI_CQ_FORMAT_CONTEXT) {
-		ret = fdv_cq_reap(cq, FI_CQ_FORMAT_CONTEXT, wc, n, buf, src_addr);
-	} else switch (cq->format) {
-	case FI_CQ_FORMAT_MSG:
-		ret = fdv_cq_reap(cq, FI_CQ_FORMAT_MSG, wc, n, buf, src_addr);
-		break;
-	case FI_CQ_FORMAT_DATA:
-		ret = fdv_cq_reap(cq, FI_CQ_FORMAT_DATA, wc, n, buf, src_addr);
-		break;
-	default:
-		ret = fdv_cq_reap(cq, FI_CQ_FORMAT_TAGGED, wc, n, buf, src_addr);
-		break;
-	}
+	ret = fdv_cq_reap(cq, format, wc, n, buf, src_addr);
 	fdv_unlock(&cq->lock);
 	return ret;
+}
+
+FDV_INLINE ssize_t fdv_cq_readfrom(struct fid_cq *cq_fid, void *buf,
+				   size_t count, fi_addr_t *src_addr)
+{
+	struct fdv_cq *cq = fdv_cq_of(cq_fid);
+
+	fdv_lock(&cq->lock);
+	/* Tested first, so a caller's stack buffer (never NULL) and a
+	 * constant count fold these tests away. */
+	if (fdv_unlikely(!count || !buf)) {
+		fdv_unlock(&cq->lock);
+		return fdv_cq_read_slow(cq, buf, count, src_addr);
+	}
+	/* One compare of the (format, backlog) word against an immediate
+	 * picks the commonest CQ, CONTEXT with nothing held back, before the
+	 * poll: its line has no further format or backlog test. */
+	if (fdv_likely(fdv_cq_format_backlog(cq) == FDV_CQ_FAST_CONTEXT))
+		return fdv_cq_poll_as(cq, FI_CQ_FORMAT_CONTEXT, buf, count, src_addr);
+	if (fdv_unlikely(cq->backlog)) {
+		fdv_unlock(&cq->lock);
+		return fdv_cq_read_slow(cq, buf, count, src_addr);
+	}
+	switch (cq->format) {
+	case FI_CQ_FORMAT_MSG:
+		return fdv_cq_poll_as(cq, FI_CQ_FORMAT_MSG, buf, count, src_addr);
+	case FI_CQ_FORMAT_DATA:
+		return fdv_cq_poll_as(cq, FI_CQ_FORMAT_DATA, buf, count, src_addr);
+	default:	/* FI_CQ_FORMAT_TAGGED: validated at open */
+		return fdv_cq_poll_as(cq, FI_CQ_FORMAT_TAGGED, buf, count, src_addr);
+	}
 }
 
 FDV_INLINE ssize_t fdv_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)

@@ -50,6 +50,12 @@ struct fdv_ep {
 	/* Set once the connection is established and cleared when it ends:
 	 * sends on anything else fail before reaching the device. */
 	struct ibv_qp *qp_tx;
+	/* qp_tx when every transmit completes (tx_comp is FI_COMPLETION),
+	 * else NULL; gated with qp_tx. The plain calls (fi_send, fi_write,
+	 * fi_read, fi_fetch_atomic...) post through it with one test for
+	 * connection, held FI_MORE requests and the completion choice at once
+	 * (want_comp FDV_COMP_EP); anything else takes the general path. */
+	struct ibv_qp *qp_tx_comp;
 	/* Set at fi_enable: receives may be posted before the connection
 	 * exists, which is how an application avoids RNR at start-up. */
 	struct ibv_qp *qp_rx;
@@ -85,7 +91,39 @@ struct fdv_ep {
 	 * missing qp_rx already takes, and a MSG endpoint's receive pays
 	 * nothing for SRX support. */
 	struct ibv_srq *srq;
+	/* wr_id of a receive is its context OR-ed with this: 0 when receives
+	 * complete, all ones (FDV_WR_ID_SILENT) when they do not. One OR
+	 * instead of a test and a select per fi_recv. */
+	uint64_t rx_silent;
+	/* Prebuilt requests of the single-buffer calls (fi_send, fi_inject,
+	 * fi_recv, fi_write, fi_read, fi_fetch_atomic & co.): sg_list points
+	 * at the SGE beside it, num_sge is 1 and next NULL from creation on,
+	 * so a call stores only what it changes (address, length, key,
+	 * opcode, flags, wr_id, remote fields). Zero-length requests, which
+	 * need num_sge 0, go through an out-of-line helper with a request of
+	 * their own. With FDV_THREAD_SAFE two threads could fill them at
+	 * once, so that build fills one on the caller's stack instead
+	 * (fdv_ep_tx_wr / fdv_ep_rx_wr). */
+	struct ibv_send_wr tx_wr;
+	struct ibv_sge tx_sge;
+	struct ibv_recv_wr rx_wr;
+	struct ibv_sge rx_sge;
 };
+
+/* want_comp of a call that completes as the endpoint's defaults say
+ * (tx_comp): resolved by fdv_ep_post_send_flags, through qp_tx_comp. */
+#define FDV_COMP_EP UINT64_MAX
+
+/* Internal operation flag (never a user's: op_flags are masked to
+ * FI_FENCE | FI_MORE before it is added): the request's inline data stays
+ * valid until its completion, so a request held by FI_MORE may keep
+ * pointing at it instead of copying it aside. Set by fi_sendmsg without
+ * FI_INJECT when a completion is wanted; an FI_INJECT buffer is reusable
+ * at return and must be copied. */
+#define FDV_OP_NOCOPY (1ULL << 62)
+
+/* fdv_ep_post_held's hold argument */
+enum { FDV_POST_NOW = 0, FDV_HOLD_COPY = 1, FDV_HOLD_NOCOPY = 2 };
 
 /* Operation flags the *msg forms can honour: on an RC queue pair every
  * completion already means the peer's device took the data (inject and
@@ -112,56 +150,172 @@ FDV_COLD ssize_t fdv_ep_not_ready(struct fdv_ep *ep, int tx);
 FDV_COLD ssize_t fdv_ep_recv_no_qp(struct fdv_ep *ep, struct ibv_recv_wr *wr);
 FDV_COLD ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why);
 /* Called with the endpoint lock held when qp_tx is NULL or the request
- * carries FI_MORE: holds the request (more), or sends the held ones and
- * this one in one ibv_post_send, or reports why the endpoint cannot send.
- * slot_flags != 0 when the request needs a completion slot. */
+ * carries FI_MORE: holds the request (more: FDV_HOLD_COPY or, when its
+ * inline data may stay where it is, FDV_HOLD_NOCOPY), or sends the held
+ * ones and this one in one ibv_post_send (FDV_POST_NOW), or reports why
+ * the endpoint cannot send. slot_flags != 0 when the request needs a
+ * completion slot. */
 ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
 			 uint64_t want_comp, void *context,
 			 uint64_t slot_flags, int more);
+
+/* length and lkey are adjacent 32-bit fields of an SGE. Left alone, gcc
+ * packs their two stores into one vector store that costs four
+ * instructions; a volatile store cannot be merged and is one plain mov. */
+FDV_INLINE void fdv_store_len_key(struct ibv_sge *sge, uint32_t len,
+				  uint32_t lkey)
+{
+	sge->length = len;
+	*(volatile uint32_t *)&sge->lkey = lkey;
+}
+
+/* The lkey alone, beside a length stored elsewhere: volatile for the
+ * same reason. */
+FDV_INLINE void fdv_store_key(struct ibv_sge *sge, uint32_t lkey)
+{
+	*(volatile uint32_t *)&sge->lkey = lkey;
+}
+
+/* Zero-length requests (num_sge 0), out of line: they are not what the
+ * prebuilt requests are shaped for. opcode is a send or RDMA opcode;
+ * raddr/rkey are used by the RMA opcodes only. */
+ssize_t fdv_ep_post_empty(struct fdv_ep *ep, enum ibv_wr_opcode opcode,
+			  unsigned int send_flags, uint32_t imm_be,
+			  uint64_t raddr, uint32_t rkey, uint64_t want_comp,
+			  void *context);
+ssize_t fdv_ep_recv_empty(struct fdv_ep *ep, uint64_t wr_id);
+FDV_COLD ssize_t fdv_ep_recv_one_no_qp(struct fdv_ep *ep, void *buf,
+				       size_t len, uint32_t lkey,
+				       uint64_t wr_id);
 
 FDV_INLINE struct fdv_ep *fdv_ep_of(struct fid_ep *ep_fid)
 {
 	return fdv_container_of(ep_fid, struct fdv_ep, ep_fid);
 }
 
-/* Post one send-queue request. want_comp is FI_COMPLETION or 0. The
- * unsignaled count changes only when the post succeeds, so a request the
- * driver refused cannot leave the queue without a signaled request ahead. */
-FDV_INLINE ssize_t fdv_ep_post_send(struct fdv_ep *ep, struct ibv_send_wr *wr,
-				    uint64_t want_comp, void *context)
+/* Link the prebuilt requests; once, when the endpoint is made. */
+FDV_INLINE void fdv_ep_prebuild(struct fdv_ep *ep)
+{
+	memset(&ep->tx_wr, 0, sizeof(ep->tx_wr));
+	memset(&ep->rx_wr, 0, sizeof(ep->rx_wr));
+	ep->tx_wr.sg_list = &ep->tx_sge;
+	ep->tx_wr.num_sge = 1;
+	ep->rx_wr.sg_list = &ep->rx_sge;
+	ep->rx_wr.num_sge = 1;
+}
+
+/* The send request a single-buffer call fills, and its one SGE: the
+ * endpoint's prebuilt pair, or (FDV_THREAD_SAFE) the caller's stack pair
+ * linked the same way. */
+FDV_INLINE struct ibv_send_wr *fdv_ep_tx_wr(struct fdv_ep *ep,
+					    struct ibv_send_wr *local,
+					    struct ibv_sge *local_sge,
+					    struct ibv_sge **sge)
+{
+#if FDV_THREAD_SAFE
+	(void)ep;
+	local->sg_list = local_sge;
+	local->num_sge = 1;
+	local->next = NULL;
+	*sge = local_sge;
+	return local;
+#else
+	(void)local;
+	(void)local_sge;
+	*sge = &ep->tx_sge;
+	return &ep->tx_wr;
+#endif
+}
+
+FDV_INLINE struct ibv_recv_wr *fdv_ep_rx_wr(struct fdv_ep *ep,
+					    struct ibv_recv_wr *local,
+					    struct ibv_sge *local_sge,
+					    struct ibv_sge **sge)
+{
+#if FDV_THREAD_SAFE
+	(void)ep;
+	local->sg_list = local_sge;
+	local->num_sge = 1;
+	local->next = NULL;
+	*sge = local_sge;
+	return local;
+#else
+	(void)local;
+	(void)local_sge;
+	*sge = &ep->rx_sge;
+	return &ep->rx_wr;
+#endif
+}
+
+/* Post one send-queue request (wr->next is NULL: the prebuilt requests
+ * have it so, stack-built ones set it). want_comp is FI_COMPLETION or 0.
+ * unsignaled counts the silent requests since the last one signaled for
+ * the driver's sake; a request signaled because the application wants its
+ * completion does not reset it (one store less per call; the count then
+ * errs towards signaling early, which is always safe). It changes only
+ * when the post succeeds, so a request the driver refused cannot leave
+ * the queue without a signaled request ahead. */
+FDV_INLINE ssize_t fdv_ep_post_send_flags(struct fdv_ep *ep,
+					  struct ibv_send_wr *wr,
+					  unsigned int send_flags,
+					  uint64_t want_comp, void *context)
 {
 	struct ibv_send_wr *bad;
 	uint32_t unsignaled;
 	int ret;
 
-	wr->next = NULL;
 	fdv_lock(&ep->lock);
-	if (fdv_unlikely(!ep->qp_tx)) {
-		ssize_t held = fdv_ep_post_held(ep, wr, want_comp, context, 0, 0);
+	if (want_comp == FDV_COMP_EP) {
+		struct ibv_qp *qp = ep->qp_tx_comp;
 
+		if (fdv_likely(qp)) {
+			wr->wr_id = (uintptr_t)context;
+			wr->send_flags = send_flags | IBV_SEND_SIGNALED;
+			ret = fdv_ibv_post_send(qp, wr, &bad);
+			fdv_unlock(&ep->lock);
+			return fdv_likely(!ret) ? 0 : fdv_ep_post_failed(ep, ret);
+		}
+		/* selective completion, not connected, or FI_MORE requests
+		 * held: the general path below */
+		want_comp = ep->tx_comp;
+	}
+	if (fdv_unlikely(!ep->qp_tx)) {
+		ssize_t held;
+
+		wr->send_flags = send_flags;
+		held = fdv_ep_post_held(ep, wr, want_comp, context, 0, 0);
 		fdv_unlock(&ep->lock);
 		return held;
 	}
+	/* send_flags is stored once, with the signaling bit decided. */
 	if (want_comp) {
 		wr->wr_id = (uintptr_t)context;
-		wr->send_flags |= IBV_SEND_SIGNALED;
-		unsignaled = 0;
+		wr->send_flags = send_flags | IBV_SEND_SIGNALED;
+		ret = fdv_ibv_post_send(ep->qp_tx, wr, &bad);
 	} else {
 		wr->wr_id = FDV_WR_ID_SILENT;
 		unsignaled = ep->unsignaled + 1;
 		if (unsignaled >= ep->signal_every) {
-			wr->send_flags |= IBV_SEND_SIGNALED;
+			send_flags |= IBV_SEND_SIGNALED;
 			unsignaled = 0;
 		}
+		wr->send_flags = send_flags;
+		ret = fdv_ibv_post_send(ep->qp_tx, wr, &bad);
+		if (fdv_likely(!ret))
+			ep->unsignaled = unsignaled;
 	}
-	ret = ibv_post_send(ep->qp_tx, wr, &bad);
-	if (fdv_likely(!ret))
-		ep->unsignaled = unsignaled;
 	fdv_unlock(&ep->lock);
 	return fdv_likely(!ret) ? 0 : fdv_ep_post_failed(ep, ret);
 }
 
-/* A request whose completion needs a slot (want_comp implied). The slot is
+FDV_INLINE ssize_t fdv_ep_post_send(struct fdv_ep *ep, struct ibv_send_wr *wr,
+				    uint64_t want_comp, void *context)
+{
+	return fdv_ep_post_send_flags(ep, wr, wr->send_flags, want_comp, context);
+}
+
+/* A request whose completion needs a slot (want_comp implied; wr->next
+ * NULL). The slot is
  * the next in the endpoint's ring; it is still busy only when the
  * application left a whole send queue's worth of them unread. */
 FDV_INLINE ssize_t fdv_ep_post_send_slot(struct fdv_ep *ep,
@@ -173,7 +327,6 @@ FDV_INLINE ssize_t fdv_ep_post_send_slot(struct fdv_ep *ep,
 	uint32_t i;
 	int ret;
 
-	wr->next = NULL;
 	fdv_lock(&ep->lock);
 	if (fdv_unlikely(!ep->qp_tx || (op_flags & FI_MORE))) {
 		ssize_t held = fdv_ep_post_held(ep, wr, FI_COMPLETION, context,
@@ -194,7 +347,7 @@ FDV_INLINE ssize_t fdv_ep_post_send_slot(struct fdv_ep *ep,
 	slot->flags = slot_flags;
 	wr->wr_id = FDV_WR_ID_TAGGED + i;
 	wr->send_flags |= IBV_SEND_SIGNALED;
-	ret = ibv_post_send(ep->qp_tx, wr, &bad);
+	ret = fdv_ibv_post_send(ep->qp_tx, wr, &bad);
 	if (fdv_likely(!ret)) {
 		ep->unsignaled = 0;
 		ep->slot_next = i + 1 == ep->slot_count ? 0 : i + 1;
@@ -222,29 +375,67 @@ FDV_INLINE ssize_t fdv_ep_post_send_op(struct fdv_ep *ep, struct ibv_send_wr *wr
 	if (fdv_unlikely(op_flags & FI_MORE)) {
 		ssize_t ret;
 
+		if (want_comp == FDV_COMP_EP)
+			want_comp = ep->tx_comp;
 		wr->next = NULL;
 		fdv_lock(&ep->lock);
-		ret = fdv_ep_post_held(ep, wr, want_comp, context, 0, 1);
+		ret = fdv_ep_post_held(ep, wr, want_comp, context, 0,
+				       (op_flags & FDV_OP_NOCOPY) && want_comp ?
+				       FDV_HOLD_NOCOPY : FDV_HOLD_COPY);
 		fdv_unlock(&ep->lock);
 		return ret;
 	}
 	return fdv_ep_post_send(ep, wr, want_comp, context);
 }
 
+/* wr->next is NULL (prebuilt, or set by the caller); wr_id is the
+ * context, or FDV_WR_ID_SILENT for a receive nobody asked to see. */
+FDV_INLINE uint64_t fdv_rx_wr_id(uint64_t want_comp, void *context)
+{
+	return want_comp ? (uintptr_t)context : FDV_WR_ID_SILENT;
+}
+
 FDV_INLINE ssize_t fdv_ep_post_recv(struct fdv_ep *ep, struct ibv_recv_wr *wr,
-				    uint64_t want_comp, void *context)
+				    uint64_t wr_id)
 {
 	struct ibv_recv_wr *bad;
 	int ret;
 
-	wr->next = NULL;
-	wr->wr_id = want_comp ? (uintptr_t)context : FDV_WR_ID_SILENT;
+	wr->wr_id = wr_id;
 	fdv_lock(&ep->lock);
 	if (fdv_unlikely(!ep->qp_rx)) {
 		fdv_unlock(&ep->lock);
 		return fdv_ep_recv_no_qp(ep, wr);
 	}
 	ret = ibv_post_recv(ep->qp_rx, wr, &bad);
+	fdv_unlock(&ep->lock);
+	return fdv_likely(!ret) ? 0 : fdv_ep_post_failed(ep, ret);
+}
+
+/* One receive buffer, in the endpoint's prebuilt request. The queue pair
+ * is tested before the request is touched: a shared receive context (no
+ * QP) may take receives from several threads at once, so its receives
+ * build their own request out of line. */
+FDV_INLINE ssize_t fdv_ep_post_recv_one(struct fdv_ep *ep, void *buf,
+					size_t len, uint32_t lkey,
+					uint64_t wr_id)
+{
+	struct ibv_recv_wr local, *wr, *bad;
+	struct ibv_sge local_sge, *sge;
+	struct ibv_qp *qp;
+	int ret;
+
+	fdv_lock(&ep->lock);
+	qp = ep->qp_rx;
+	if (fdv_unlikely(!qp)) {
+		fdv_unlock(&ep->lock);
+		return fdv_ep_recv_one_no_qp(ep, buf, len, lkey, wr_id);
+	}
+	wr = fdv_ep_rx_wr(ep, &local, &local_sge, &sge);
+	sge->addr = (uintptr_t)buf;
+	fdv_store_len_key(sge, (uint32_t)len, lkey);
+	wr->wr_id = wr_id;
+	ret = ibv_post_recv(qp, wr, &bad);
 	fdv_unlock(&ep->lock);
 	return fdv_likely(!ret) ? 0 : fdv_ep_post_failed(ep, ret);
 }

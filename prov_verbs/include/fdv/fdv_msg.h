@@ -9,38 +9,58 @@
 
 FDV_EXTERN_C_BEGIN
 
-/* Sends of at most inject_size bytes go inline: the CPU copies them into the
- * work request, so they need no descriptor and the buffer is reusable at
- * return. Larger ones need the registration's lkey. */
+/* The fields of the endpoint's (prebuilt) request that a send of one
+ * buffer changes; imm_data only where the opcode carries it. */
+FDV_INLINE ssize_t fdv_msg_post_one(struct fdv_ep *ep, struct ibv_send_wr *wr,
+				    struct ibv_sge *sge, const void *buf,
+				    size_t len, unsigned int send_flags,
+				    uint64_t want_comp, void *context,
+				    enum ibv_wr_opcode opcode, uint32_t imm_be)
+{
+	sge->addr = (uintptr_t)buf;
+	sge->length = (uint32_t)len;
+	wr->opcode = opcode;
+	if (opcode == IBV_WR_SEND_WITH_IMM)
+		wr->imm_data = imm_be;
+	return fdv_ep_post_send_flags(ep, wr, send_flags, want_comp, context);
+}
+
+/* Sends of 1..inject_size bytes go inline: the CPU copies them into the
+ * work request, so they need no descriptor (the SGE's lkey is left as it
+ * is: the device never reads it) and the buffer is reusable at return.
+ * Larger ones need the registration's lkey. One unsigned compare
+ * (len - 1 wraps for 0) picks the inline case, where only a NULL buffer
+ * needs testing; a zero-length send takes the out-of-line helper. */
 FDV_INLINE ssize_t fdv_msg_send_one(struct fdv_ep *ep, const void *buf,
 				    size_t len, void *desc, uint64_t want_comp,
 				    void *context, enum ibv_wr_opcode opcode,
 				    uint32_t imm_be)
 {
-	struct ibv_sge sge;
-	struct ibv_send_wr wr;
+	struct ibv_send_wr local, *wr;
+	struct ibv_sge local_sge, *sge;
 
-	/* The inline decision comes first: a length within inject_size is
-	 * within every other limit too, so the small sends this build is
-	 * for test only for a NULL buffer. */
-	if (fdv_likely(len <= ep->inject_size)) {
-		if (fdv_unlikely(!buf) && len)
-			return fdv_ep_bad_request(ep, "send buffer or length");
-		sge.lkey = 0;
-		wr.send_flags = IBV_SEND_INLINE;
-	} else {
-		if (fdv_unlikely(!buf || !desc || len > FDV_MAX_MSG_SIZE))
-			return fdv_ep_bad_request(ep, "send buffer, length or descriptor");
-		sge.lkey = fdv_desc_lkey(desc);
-		wr.send_flags = 0;
+	if (fdv_likely(len - 1 < ep->inject_size)) {
+		if (fdv_unlikely(!buf))
+			return fdv_ep_bad_request(ep, "send buffer");
+		wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
+		return fdv_msg_post_one(ep, wr, sge, buf, len, IBV_SEND_INLINE,
+					want_comp, context, opcode, imm_be);
 	}
-	sge.addr = (uintptr_t)buf;
-	sge.length = (uint32_t)len;
-	wr.sg_list = &sge;
-	wr.num_sge = len ? 1 : 0;
-	wr.opcode = opcode;
-	wr.imm_data = imm_be;
-	return fdv_ep_post_send(ep, &wr, want_comp, context);
+	if (fdv_unlikely(!len))
+		return fdv_ep_post_empty(ep, opcode, IBV_SEND_INLINE, imm_be, 0, 0,
+					 want_comp, context);
+	/* Separate tests: two predictable branches each, where one combined
+	 * condition costs a chain of flag computations. */
+	if (fdv_unlikely(len > FDV_MAX_MSG_SIZE))
+		return fdv_ep_bad_request(ep, "send length");
+	if (fdv_unlikely(!buf))
+		return fdv_ep_bad_request(ep, "send buffer");
+	if (fdv_unlikely(!desc))
+		return fdv_ep_bad_request(ep, "send without a descriptor");
+	wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
+	fdv_store_key(sge, fdv_desc_lkey(desc));
+	return fdv_msg_post_one(ep, wr, sge, buf, len, 0, want_comp, context,
+				opcode, imm_be);
 }
 
 FDV_INLINE ssize_t fdv_msg_send(struct fid_ep *ep_fid, const void *buf,
@@ -50,7 +70,7 @@ FDV_INLINE ssize_t fdv_msg_send(struct fid_ep *ep_fid, const void *buf,
 	struct fdv_ep *ep = fdv_ep_of(ep_fid);
 
 	(void)dest_addr; /* connected endpoint */
-	return fdv_msg_send_one(ep, buf, len, desc, ep->tx_comp, context,
+	return fdv_msg_send_one(ep, buf, len, desc, FDV_COMP_EP, context,
 				IBV_WR_SEND, 0);
 }
 
@@ -61,7 +81,7 @@ FDV_INLINE ssize_t fdv_msg_senddata(struct fid_ep *ep_fid, const void *buf,
 	struct fdv_ep *ep = fdv_ep_of(ep_fid);
 
 	(void)dest_addr;
-	return fdv_msg_send_one(ep, buf, len, desc, ep->tx_comp, context,
+	return fdv_msg_send_one(ep, buf, len, desc, FDV_COMP_EP, context,
 				IBV_WR_SEND_WITH_IMM, fdv_htobe32((uint32_t)data));
 }
 
@@ -69,20 +89,18 @@ FDV_INLINE ssize_t fdv_msg_inject_one(struct fdv_ep *ep, const void *buf,
 				      size_t len, enum ibv_wr_opcode opcode,
 				      uint32_t imm_be)
 {
-	struct ibv_sge sge;
-	struct ibv_send_wr wr;
+	struct ibv_send_wr local, *wr;
+	struct ibv_sge local_sge, *sge;
 
-	if (fdv_unlikely(len > ep->inject_size || (!buf && len)))
+	if (fdv_unlikely(len - 1 >= ep->inject_size || !buf)) {
+		if (len == 0)
+			return fdv_ep_post_empty(ep, opcode, IBV_SEND_INLINE,
+						 imm_be, 0, 0, 0, NULL);
 		return fdv_ep_bad_request(ep, "inject length over inject_size");
-	sge.addr = (uintptr_t)buf;
-	sge.length = (uint32_t)len;
-	sge.lkey = 0;
-	wr.sg_list = &sge;
-	wr.num_sge = len ? 1 : 0;
-	wr.opcode = opcode;
-	wr.imm_data = imm_be;
-	wr.send_flags = IBV_SEND_INLINE;
-	return fdv_ep_post_send(ep, &wr, 0, NULL);
+	}
+	wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
+	return fdv_msg_post_one(ep, wr, sge, buf, len, IBV_SEND_INLINE, 0, NULL,
+				opcode, imm_be);
 }
 
 FDV_INLINE ssize_t fdv_msg_inject(struct fid_ep *ep_fid, const void *buf,
@@ -125,6 +143,7 @@ FDV_INLINE ssize_t fdv_msg_sendv_flags(struct fdv_ep *ep,
 	if (fdv_unlikely(total > FDV_MAX_MSG_SIZE ||
 			 fdv_fill_sge(sge, iov, desc, count, !inl) == SIZE_MAX))
 		return fdv_ep_bad_request(ep, "send iov without descriptor");
+	wr.next = NULL;
 	wr.sg_list = sge;
 	wr.num_sge = (int)count;
 	wr.send_flags = inl ? IBV_SEND_INLINE : 0;
@@ -159,15 +178,14 @@ FDV_INLINE ssize_t fdv_msg_sendmsg(struct fid_ep *ep_fid,
 		return -FI_EBADFLAGS;
 	return fdv_msg_sendv_flags(ep, msg->msg_iov, msg->desc, msg->iov_count,
 				   msg->context, flags, msg->data,
-				   flags & (FI_FENCE | FI_MORE));
+				   (flags & (FI_FENCE | FI_MORE)) |
+				   (flags & FI_INJECT ? 0 : FDV_OP_NOCOPY));
 }
 
 FDV_INLINE ssize_t fdv_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 				void *desc, fi_addr_t src_addr, void *context)
 {
 	struct fdv_ep *ep = fdv_ep_of(ep_fid);
-	struct ibv_sge sge;
-	struct ibv_recv_wr wr;
 
 	(void)src_addr;
 	/* A real buffer is the common case and gets the straight line. One
@@ -179,18 +197,12 @@ FDV_INLINE ssize_t fdv_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 			return fdv_ep_bad_request(ep, "receive buffer");
 		if (fdv_unlikely(!desc))
 			return fdv_ep_bad_request(ep, "receive without a descriptor");
-		sge.lkey = fdv_desc_lkey(desc);
-		wr.num_sge = 1;
-	} else if (len == 0) {
-		sge.lkey = 0;
-		wr.num_sge = 0;
-	} else {
-		return fdv_ep_bad_request(ep, "receive length");
+		return fdv_ep_post_recv_one(ep, buf, len, fdv_desc_lkey(desc),
+					    (uintptr_t)context | ep->rx_silent);
 	}
-	sge.addr = (uintptr_t)buf;
-	sge.length = (uint32_t)len;
-	wr.sg_list = &sge;
-	return fdv_ep_post_recv(ep, &wr, ep->rx_comp, context);
+	if (len == 0)
+		return fdv_ep_recv_empty(ep, (uintptr_t)context | ep->rx_silent);
+	return fdv_ep_bad_request(ep, "receive length");
 }
 
 FDV_INLINE ssize_t fdv_msg_recvv_flags(struct fdv_ep *ep,
@@ -205,10 +217,12 @@ FDV_INLINE ssize_t fdv_msg_recvv_flags(struct fdv_ep *ep,
 		return fdv_ep_bad_request(ep, "iov count over rx iov_limit");
 	if (fdv_unlikely(fdv_fill_sge(sge, iov, desc, count, 1) > FDV_MAX_MSG_SIZE))
 		return fdv_ep_bad_request(ep, "receive iov without descriptor");
+	wr.next = NULL;
 	wr.sg_list = sge;
 	wr.num_sge = (int)count;
-	return fdv_ep_post_recv(ep, &wr, (flags | ep->rx_comp) & FI_COMPLETION,
-				context);
+	return fdv_ep_post_recv(ep, &wr,
+				fdv_rx_wr_id((flags | ep->rx_comp) & FI_COMPLETION,
+					     context));
 }
 
 FDV_INLINE ssize_t fdv_msg_recvv(struct fid_ep *ep_fid, const struct iovec *iov,

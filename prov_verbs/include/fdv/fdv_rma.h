@@ -25,6 +25,7 @@ FDV_INLINE ssize_t fdv_rma_post(struct fdv_ep *ep, struct ibv_sge *sge,
 
 	if (fdv_unlikely(!fdv_rma_key_ok(key)))
 		return fdv_ep_bad_request(ep, "RMA key wider than 32 bits");
+	wr.next = NULL;
 	wr.sg_list = sge;
 	wr.num_sge = num_sge;
 	wr.opcode = opcode;
@@ -35,35 +36,51 @@ FDV_INLINE ssize_t fdv_rma_post(struct fdv_ep *ep, struct ibv_sge *sge,
 	return fdv_ep_post_send_op(ep, &wr, want_comp, context, op_flags);
 }
 
-/* One local buffer: inline when a write fits, else it needs its lkey. */
+/* One local buffer, in the endpoint's prebuilt request: inline when a
+ * write of 1..inject_size bytes fits (no descriptor needed, the lkey left
+ * as it is), else it needs its lkey; reads never go inline. A zero-length
+ * transfer takes the out-of-line helper. */
 FDV_INLINE ssize_t fdv_rma_one(struct fdv_ep *ep, const void *buf, size_t len,
 			       void *desc, enum ibv_wr_opcode opcode,
 			       uint64_t addr, uint64_t key, uint32_t imm_be,
 			       uint64_t want_comp, void *context)
 {
-	struct ibv_sge sge;
-	int inl;
+	struct ibv_send_wr local, *wr;
+	struct ibv_sge local_sge, *sge;
+	unsigned int send_flags;
 
-	/* As for sends: the inline case first, where only a NULL buffer
-	 * needs testing; reads never go inline. */
-	if (opcode != IBV_WR_RDMA_READ && fdv_likely(len <= ep->inject_size)) {
-		if (fdv_unlikely(!buf) && len)
-			return fdv_ep_bad_request(ep, "RMA buffer or length");
-		sge.lkey = 0;
-		inl = 1;
-	} else if (fdv_likely(len)) {
-		if (fdv_unlikely(!buf || !desc || len > FDV_MAX_MSG_SIZE))
-			return fdv_ep_bad_request(ep, "RMA buffer, length or descriptor");
-		sge.lkey = fdv_desc_lkey(desc);
-		inl = 0;
+	if (fdv_unlikely(!fdv_rma_key_ok(key)))
+		return fdv_ep_bad_request(ep, "RMA key wider than 32 bits");
+	if (opcode != IBV_WR_RDMA_READ && fdv_likely(len - 1 < ep->inject_size)) {
+		if (fdv_unlikely(!buf))
+			return fdv_ep_bad_request(ep, "RMA buffer");
+		wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
+		send_flags = IBV_SEND_INLINE;
+	} else if (fdv_likely(len - 1 < FDV_MAX_MSG_SIZE)) {
+		/* separate tests: cheaper than one combined condition */
+		if (fdv_unlikely(!buf))
+			return fdv_ep_bad_request(ep, "RMA buffer");
+		if (fdv_unlikely(!desc))
+			return fdv_ep_bad_request(ep, "RMA without a descriptor");
+		wr = fdv_ep_tx_wr(ep, &local, &local_sge, &sge);
+		fdv_store_key(sge, fdv_desc_lkey(desc));
+		send_flags = 0;
+	} else if (fdv_unlikely(len)) {
+		return fdv_ep_bad_request(ep, "RMA length");
 	} else {
-		sge.lkey = 0;
-		inl = 0;
+		return fdv_ep_post_empty(ep, opcode,
+					 opcode == IBV_WR_RDMA_READ ? 0 : IBV_SEND_INLINE,
+					 imm_be, addr, (uint32_t)key, want_comp,
+					 context);
 	}
-	sge.addr = (uintptr_t)buf;
-	sge.length = (uint32_t)len;
-	return fdv_rma_post(ep, &sge, len ? 1 : 0, inl, opcode, addr, key,
-			    imm_be, want_comp, context, 0);
+	sge->addr = (uintptr_t)buf;
+	sge->length = (uint32_t)len;
+	wr->opcode = opcode;
+	if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		wr->imm_data = imm_be;
+	wr->wr.rdma.remote_addr = addr;
+	wr->wr.rdma.rkey = (uint32_t)key;
+	return fdv_ep_post_send_flags(ep, wr, send_flags, want_comp, context);
 }
 
 FDV_INLINE ssize_t fdv_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
@@ -74,7 +91,7 @@ FDV_INLINE ssize_t fdv_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
 
 	(void)src_addr;
 	return fdv_rma_one(ep, buf, len, desc, IBV_WR_RDMA_READ, addr, key, 0,
-			   ep->tx_comp, context);
+			   FDV_COMP_EP, context);
 }
 
 FDV_INLINE ssize_t fdv_rma_write(struct fid_ep *ep_fid, const void *buf,
@@ -85,7 +102,7 @@ FDV_INLINE ssize_t fdv_rma_write(struct fid_ep *ep_fid, const void *buf,
 
 	(void)dest_addr;
 	return fdv_rma_one(ep, buf, len, desc, IBV_WR_RDMA_WRITE, addr, key, 0,
-			   ep->tx_comp, context);
+			   FDV_COMP_EP, context);
 }
 
 FDV_INLINE ssize_t fdv_rma_writedata(struct fid_ep *ep_fid, const void *buf,
@@ -97,7 +114,7 @@ FDV_INLINE ssize_t fdv_rma_writedata(struct fid_ep *ep_fid, const void *buf,
 
 	(void)dest_addr;
 	return fdv_rma_one(ep, buf, len, desc, IBV_WR_RDMA_WRITE_WITH_IMM, addr,
-			   key, fdv_htobe32((uint32_t)data), ep->tx_comp, context);
+			   key, fdv_htobe32((uint32_t)data), FDV_COMP_EP, context);
 }
 
 FDV_INLINE ssize_t fdv_rma_inject_one(struct fdv_ep *ep, const void *buf,

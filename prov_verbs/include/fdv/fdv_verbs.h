@@ -29,4 +29,24 @@ static inline uint32_t fdv_htobe32(uint32_t x)
 
 #define fdv_be32toh fdv_htobe32
 
+/* The driver's entry points, reached from several call sites of one inlined
+ * call (signaled or not, one per CQ format). The empty asm makes the queue
+ * pointer opaque at each site, so the compiler cannot load the entry point
+ * ahead of the branch into a register shared by the sites: each stays a
+ * single call through the driver's ops table (what tests/hotpath checks),
+ * with no load on the paths that do not post. */
+static inline __attribute__((always_inline)) int
+fdv_ibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	__asm__("" : "+r"(qp));
+	return ibv_post_send(qp, wr, bad);
+}
+
+static inline __attribute__((always_inline)) int
+fdv_ibv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	__asm__("" : "+r"(cq));
+	return ibv_poll_cq(cq, n, wc);
+}
+
 #endif /* FDV_VERBS_H */
