@@ -106,6 +106,7 @@ struct fdm_domain {
 	bool locked;
 	int refs;
 	uint32_t pool_size;		/* SRQ depth per endpoint */
+	struct fdm_node eps;		/* enabled endpoints (counter progress) */
 	size_t core_max_msg;		/* one verbs read at most */
 };
 
@@ -152,6 +153,23 @@ struct fdm_cq {
 };
 
 /* ---- transmit requests ---- */
+enum fdm_rma_kind {
+	FDM_RMA_WRITE, FDM_RMA_READ, FDM_RMA_ATOMIC, FDM_RMA_FETCH, FDM_RMA_CSWAP,
+};
+
+struct fdm_rma_op {
+	uint8_t op;			/* enum fdm_rma_kind */
+	bool bounce;			/* data goes through tx->buf */
+	size_t count;
+	struct iovec iov[FDM_IOV_LIMIT];
+	void *desc[FDM_IOV_LIMIT];
+	uint64_t raddr, rkey, data, flags;
+	enum fi_datatype dt;
+	enum fi_op aop;
+	size_t acount;			/* atomic elements */
+	void *result;			/* fetch: where the old value goes */
+};
+
 enum fdm_tx_kind {
 	FDM_TX_EAGER,		/* completes on the verbs send completion */
 	FDM_TX_RNDV,		/* completes on the peer's "rendezvous done" */
@@ -177,8 +195,8 @@ struct fdm_tx {
 	struct fid_mr *mr[FDM_IOV_LIMIT]; /* rendezvous: user buffers we registered */
 	struct fid_ep *vep;		/* what it was posted on */
 	size_t len;			/* payload bytes */
-	/* RMA through the layer */
-	struct fdm_rma *rma;
+	/* RMA and atomics through the layer */
+	struct fdm_rma_op rma;
 };
 
 /* ---- receives ---- */
@@ -319,6 +337,8 @@ struct fdm_ep {
 	struct fdm_node unexp_msg, unexp_tag;
 	struct fdm_node rndv_active;
 	struct fdm_node flush;		/* connections with postable pending */
+	struct fdm_node dom_node;	/* the domain's enabled endpoints */
+	bool rma_event;			/* FI_RMA_EVENT: tell targets of RMA */
 };
 
 static inline void fdm_lock(struct fdm_domain *d)
@@ -402,6 +422,8 @@ extern struct fi_ops_msg fdm_msg_ops;
 extern struct fi_ops_tagged fdm_tagged_ops;
 /* A verbs completion for one of the layer's requests. */
 void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len);
+/* An RDMA write with immediate data (fi_writedata) landed here. */
+void fdm_handle_remote_write(struct fdm_ep *ep, struct fdm_rxbuf *rb, uint64_t data);
 void fdm_handle_tx_done(struct fdm_ep *ep, struct fdm_tx *tx, int err);
 void fdm_handle_rndv_read(struct fdm_ep *ep, struct fdm_rndv *rv, int err);
 void fdm_rndv_pump(struct fdm_ep *ep);
@@ -415,7 +437,6 @@ int fdm_is_tx(struct fdm_ep *ep, void *ctx);
 /* fdm_rma.c */
 extern struct fi_ops_rma fdm_rma_ops;
 extern struct fi_ops_atomic fdm_atomic_ops;
-struct fdm_rma;
 void fdm_handle_rma_done(struct fdm_ep *ep, struct fdm_tx *tx, int err);
 ssize_t fdm_rma_post(struct fdm_conn *c, struct fdm_tx *tx);
 

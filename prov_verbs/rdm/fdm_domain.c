@@ -245,6 +245,7 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		(info->domain_attr->threading == FI_THREAD_SAFE ||
 		 info->domain_attr->threading == FI_THREAD_UNSPEC);
 	d->fabric = f;
+	fdm_list_init(&d->eps);
 	d->pool_size = core->rx_attr->size < FDM_POOL_MAX ?
 		(uint32_t)core->rx_attr->size : FDM_POOL_MAX;
 	if (d->pool_size < 16)

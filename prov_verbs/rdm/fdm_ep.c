@@ -35,7 +35,6 @@ struct fdm_tx *fdm_tx_get(struct fdm_ep *ep)
 	tx->rts_done = false;
 	tx->done_rcvd = false;
 	tx->report = false;
-	tx->rma = NULL;
 	tx->vep = NULL;
 	tx->cntr = FDM_CNTR_NONE;
 	tx->gen++;
@@ -104,6 +103,8 @@ static void fdm_ep_read_vcq(struct fdm_ep *ep)
 
 			if (e[i].flags & FI_RECV)
 				fdm_handle_recv(ep, ctx, e[i].len);
+			else if (e[i].flags & FI_REMOTE_WRITE)
+				fdm_handle_remote_write(ep, ctx, e[i].data);
 			else if (fdm_is_tx(ep, ctx))
 				fdm_handle_tx_done(ep, ctx, 0);
 			else
@@ -127,14 +128,19 @@ void fdm_ep_progress(struct fdm_ep *ep)
 		fdm_rndv_pump(ep);
 }
 
-/* For counters (fdm_cntr), which call without the lock. */
+/* For counters (fdm_cntr), which call without the lock. A counter wait
+ * drives every endpoint of the domain, not only those bound to it: a
+ * program waiting on its send counter must still see its peer endpoint in
+ * the same domain accept the connection and take the messages. */
 void fdm_ep_progress_cb(void *arg)
 {
 	struct fdm_ep *ep = arg;
+	struct fdm_domain *d = ep->domain;
 
-	fdm_lock(ep->domain);
-	fdm_ep_progress(ep);
-	fdm_unlock(ep->domain);
+	fdm_lock(d);
+	for (struct fdm_node *n = d->eps.next; n != &d->eps; n = n->next)
+		fdm_ep_progress(fdm_entry(n, struct fdm_ep, dom_node));
+	fdm_unlock(d);
 }
 
 /* ---- bind ---- */
@@ -354,6 +360,7 @@ static int fdm_ep_enable(struct fdm_ep *ep)
 			return ret;
 	}
 	ep->enabled = true;
+	fdm_list_add_tail(&d->eps, &ep->dom_node);
 	return 0;
 }
 
@@ -409,6 +416,8 @@ static int fdm_ep_close(struct fid *fid)
 		/* what completed already is taken, the rest dropped */
 		fdm_ep_progress(ep);
 	}
+	if (ep->enabled)
+		fdm_list_del(&ep->dom_node);
 	ep->enabled = false;
 	fdm_conn_close_all(ep);
 	fdm_ep_drop_queues(ep);
@@ -600,6 +609,8 @@ int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->domain = d;
 	ep->kind = FDV_EP_KIND_LAYER;
 	ep->directed = !!(info->caps & FI_DIRECTED_RECV);
+	ep->rma_event = !!(info->caps & FI_RMA_EVENT);
+	fdm_list_init(&ep->dom_node);
 	ep->tx_op_flags = info->tx_attr->op_flags;
 	ep->rx_op_flags = info->rx_attr->op_flags;
 	ep->min_multi_recv = 64;

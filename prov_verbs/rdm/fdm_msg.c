@@ -616,7 +616,20 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 	case FDM_OP_RNDV_DONE:
 		fdm_handle_done(ep, conn, h.tag);
 		break;
+	case FDM_OP_RMA_EVENT:
+		fdm_count(ep, h.tag == FDM_EV_WRITE ? FDM_CNTR_RWRITE : FDM_CNTR_RREAD, 0);
+		break;
 	}
+	fdm_repost(ep, rb);
+}
+
+void fdm_handle_remote_write(struct fdm_ep *ep, struct fdm_rxbuf *rb, uint64_t data)
+{
+	if (fdv_unlikely(!fdm_is_rxbuf(ep, rb)))
+		return;
+	/* counted by the RMA event that follows when FI_RMA_EVENT is on */
+	fdm_cq_write(ep->rx_cq, NULL, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, 0,
+		     NULL, data, 0, FI_ADDR_NOTAVAIL);
 	fdm_repost(ep, rb);
 }
 

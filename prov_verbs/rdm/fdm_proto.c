@@ -206,6 +206,11 @@ int fdm_hdr_decode(struct fdm_hdr *h, const uint8_t *in, size_t len,
 		if (len != FDM_HDR_LEN || h->size || h->flags)
 			return -FI_EINVAL;
 		return 0;
+	case FDM_OP_RMA_EVENT:
+		if (len != FDM_HDR_LEN || h->size || h->flags ||
+		    (h->tag != FDM_EV_WRITE && h->tag != FDM_EV_READ))
+			return -FI_EINVAL;
+		return 0;
 	default:
 		return -FI_EINVAL;
 	}

@@ -53,9 +53,14 @@ enum fdm_op {
 	FDM_OP_RNDV_MSG = 3,
 	FDM_OP_RNDV_TAG = 4,
 	FDM_OP_RNDV_DONE = 5,
+	FDM_OP_RMA_EVENT = 6,	/* tag: FI_REMOTE_WRITE or FI_REMOTE_READ */
 };
 
 #define FDM_HF_DATA	0x1	/* remote CQ data present */
+
+/* FDM_OP_RMA_EVENT's tag values */
+#define FDM_EV_WRITE	1
+#define FDM_EV_READ	2
 
 struct fdm_hdr {
 	uint8_t op;
