@@ -217,6 +217,8 @@ struct fdm_rx {				/* a receive the application posted */
 	uint64_t op_flags;
 	bool tagged;
 	bool in_use;
+	bool multi;			/* FI_MULTI_RECV: used is the fill level */
+	size_t used;
 };
 
 /* An arrived message nobody had a receive for. */
@@ -250,6 +252,7 @@ struct fdm_rndv {
 	int err;
 	bool done_sent;
 	void *context;
+	void *buf;			/* FI_MULTI_RECV: where the message starts */
 	uint64_t cq_flags, tag, data;
 };
 

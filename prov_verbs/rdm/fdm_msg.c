@@ -318,7 +318,7 @@ static void fdm_rndv_start(struct fdm_ep *ep, struct fdm_conn *conn,
 			   const struct iovec *iov, void **desc, size_t count,
 			   void *context, uint64_t op_flags, uint64_t flags,
 			   uint64_t tag, uint64_t data, uint64_t size,
-			   const struct fdm_rndv_info *ri)
+			   const struct fdm_rndv_info *ri, void *buf)
 {
 	struct fdm_domain *d = ep->domain;
 	struct fdm_rndv *rv = calloc(1, sizeof(*rv));
@@ -336,6 +336,7 @@ static void fdm_rndv_start(struct fdm_ep *ep, struct fdm_conn *conn,
 	rv->total = size < cap ? size : cap;
 	rv->olen = size - rv->total;
 	rv->context = context;
+	rv->buf = buf;
 	rv->cq_flags = flags;
 	rv->op_flags = op_flags;
 	rv->tag = tag;
@@ -383,7 +384,7 @@ static void fdm_rndv_finish(struct fdm_ep *ep, struct fdm_rndv *rv)
 			fi_close(&rv->mr[i]->fid);
 	fdm_complete_recv(ep, rv->context, rv->op_flags, rv->cq_flags,
 			  rv->total + rv->olen, rv->err ? 0 : rv->total, rv->tag,
-			  rv->data, rv->conn, NULL, rv->err);
+			  rv->data, rv->conn, rv->buf, rv->err);
 	free(rv);
 }
 
@@ -487,10 +488,47 @@ static struct fdm_rx *fdm_match_posted(struct fdm_ep *ep, bool tagged,
 			continue;
 		if (!fdm_src_ok(ep, rx->src, conn))
 			continue;
-		fdm_list_del(&rx->node);
 		return rx;
 	}
 	return NULL;
+}
+
+/* Where a message of size bytes lands in a matched receive: the receive's
+ * own iovs, or for FI_MULTI_RECV the next slice of its buffer. Returns
+ * whether the receive is used up (then it leaves the posted list). */
+struct fdm_slice {
+	const struct iovec *iov;
+	size_t count;
+	struct iovec one;
+	void *buf;
+	uint64_t flags;
+};
+
+static bool fdm_rx_slice(struct fdm_ep *ep, struct fdm_rx *rx, size_t size,
+			 struct fdm_slice *sl)
+{
+	size_t cap, n;
+
+	sl->buf = NULL;
+	sl->flags = 0;
+	if (!rx->multi) {
+		sl->iov = rx->iov;
+		sl->count = rx->count;
+		return true;
+	}
+	cap = rx->iov[0].iov_len;
+	n = size < cap - rx->used ? size : cap - rx->used;
+	sl->one.iov_base = (uint8_t *)rx->iov[0].iov_base + rx->used;
+	sl->one.iov_len = cap - rx->used;
+	sl->iov = &sl->one;
+	sl->count = 1;
+	sl->buf = sl->one.iov_base;
+	rx->used += n;
+	if (cap - rx->used < ep->min_multi_recv) {
+		sl->flags = FI_MULTI_RECV;
+		return true;
+	}
+	return false;
 }
 
 void fdm_repost(struct fdm_ep *ep, struct fdm_rxbuf *rb)
@@ -555,12 +593,18 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 			((h.flags & FDM_HF_DATA) ? FI_REMOTE_CQ_DATA : 0);
 		rx = fdm_match_posted(ep, tagged, conn, h.tag);
 		if (rx) {
-			size_t cap = fdm_iov_len(rx->iov, rx->count);
+			struct fdm_slice sl;
+			bool used_up = fdm_rx_slice(ep, rx, h.size, &sl);
+			size_t cap = fdm_iov_len(sl.iov, sl.count);
 
-			fdm_scatter(rx->iov, rx->count, rb->buf + FDM_HDR_LEN, h.size);
-			fdm_complete_recv(ep, rx->context, rx->op_flags, flags, h.size, cap,
-					  tagged ? h.tag : 0, h.data, conn, NULL, 0);
-			fdm_rx_put(ep, rx);
+			if (used_up)
+				fdm_list_del(&rx->node);
+			fdm_scatter(sl.iov, sl.count, rb->buf + FDM_HDR_LEN, h.size);
+			fdm_complete_recv(ep, rx->context, rx->op_flags, flags | sl.flags,
+					  h.size, cap, tagged ? h.tag : 0, h.data, conn,
+					  sl.buf, 0);
+			if (used_up)
+				fdm_rx_put(ep, rx);
 		} else {
 			struct fdm_unexp *u = calloc(1, sizeof(*u));
 
@@ -592,9 +636,16 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 			((h.flags & FDM_HF_DATA) ? FI_REMOTE_CQ_DATA : 0);
 		rx = fdm_match_posted(ep, tagged, conn, h.tag);
 		if (rx) {
-			fdm_rndv_start(ep, conn, rx->iov, rx->desc, rx->count, rx->context,
-				       rx->op_flags, flags, tagged ? h.tag : 0, h.data, h.size, &ri);
-			fdm_rx_put(ep, rx);
+			struct fdm_slice sl;
+			bool used_up = fdm_rx_slice(ep, rx, h.size, &sl);
+
+			if (used_up)
+				fdm_list_del(&rx->node);
+			fdm_rndv_start(ep, conn, sl.iov, rx->multi ? NULL : rx->desc, sl.count,
+				       rx->context, rx->op_flags, flags | sl.flags,
+				       tagged ? h.tag : 0, h.data, h.size, &ri, sl.buf);
+			if (used_up)
+				fdm_rx_put(ep, rx);
 		} else {
 			struct fdm_unexp *u = calloc(1, sizeof(*u));
 
@@ -655,21 +706,21 @@ static struct fdm_unexp *fdm_match_unexp(struct fdm_ep *ep, bool tagged, fi_addr
 /* Deliver an unexpected message to a receive. */
 static void fdm_deliver_unexp(struct fdm_ep *ep, struct fdm_unexp *u, bool tagged,
 			      const struct iovec *iov, void **desc, size_t count,
-			      void *context, uint64_t op_flags)
+			      void *context, uint64_t op_flags, uint64_t extra, void *buf)
 {
-	uint64_t flags = (tagged ? FI_TAGGED : FI_MSG) | FI_RECV |
+	uint64_t flags = (tagged ? FI_TAGGED : FI_MSG) | FI_RECV | extra |
 		((u->flags & FDM_HF_DATA) ? FI_REMOTE_CQ_DATA : 0);
 
 	fdm_list_del(&u->node);
 	if (u->rndv) {
 		fdm_rndv_start(ep, u->conn, iov, desc, count, context, op_flags, flags,
-			       tagged ? u->tag : 0, u->data, u->len, &u->rinfo);
+			       tagged ? u->tag : 0, u->data, u->len, &u->rinfo, buf);
 	} else {
 		size_t cap = fdm_iov_len(iov, count);
 
 		fdm_scatter(iov, count, u->payload, u->len);
 		fdm_complete_recv(ep, context, op_flags, flags, u->len, cap,
-				  tagged ? u->tag : 0, u->data, u->conn, NULL, 0);
+				  tagged ? u->tag : 0, u->data, u->conn, buf, 0);
 	}
 	free(u->payload);
 	free(u);
@@ -711,7 +762,7 @@ static ssize_t fdm_peek(struct fdm_ep *ep, bool tagged, const struct iovec *iov,
 			fdm_discard_unexp(ep, u);
 			return 0;
 		}
-		fdm_deliver_unexp(ep, u, tagged, iov, desc, count, context, flags);
+		fdm_deliver_unexp(ep, u, tagged, iov, desc, count, context, flags, 0, NULL);
 		return 0;
 	}
 	u = fdm_match_unexp(ep, tagged, src, tag, ignore, false);
@@ -746,8 +797,8 @@ static ssize_t fdm_recv_common(struct fdm_ep *ep, const struct iovec *iov, void 
 
 	if (fdv_unlikely(count > FDM_IOV_LIMIT || (count && !iov)))
 		return -FI_EINVAL;
-	if (fdv_unlikely(flags & FI_MULTI_RECV))
-		return -FI_ENOSYS;
+	if (fdv_unlikely(flags & FI_MULTI_RECV) && (tagged || count != 1 || !iov[0].iov_len))
+		return -FI_EINVAL;
 	fdm_lock(d);
 	if (fdv_unlikely(!ep->enabled)) {
 		fdm_unlock(d);
@@ -758,17 +809,22 @@ static ssize_t fdm_recv_common(struct fdm_ep *ep, const struct iovec *iov, void 
 		fdm_unlock(d);
 		return ret;
 	}
-	u = fdm_match_unexp(ep, tagged, src, tag, ignore, false);
-	if (u) {
-		fdm_deliver_unexp(ep, u, tagged, iov, desc, count, context, flags);
-		fdm_unlock(d);
-		return 0;
+	if (fdv_likely(!(flags & FI_MULTI_RECV))) {
+		u = fdm_match_unexp(ep, tagged, src, tag, ignore, false);
+		if (u) {
+			fdm_deliver_unexp(ep, u, tagged, iov, desc, count, context, flags,
+					  0, NULL);
+			fdm_unlock(d);
+			return 0;
+		}
 	}
 	if (fdv_unlikely(!ep->rx_nfree)) {
 		fdm_unlock(d);
 		return -FI_EAGAIN;
 	}
 	rx = &ep->rxs[ep->rx_free[--ep->rx_nfree]];
+	rx->multi = !!(flags & FI_MULTI_RECV);
+	rx->used = 0;
 	rx->in_use = true;
 	rx->count = count;
 	memcpy(rx->iov, iov, count * sizeof(*iov));
@@ -780,6 +836,21 @@ static ssize_t fdm_recv_common(struct fdm_ep *ep, const struct iovec *iov, void 
 	rx->context = context;
 	rx->op_flags = flags;
 	rx->tagged = tagged;
+	if (rx->multi) {
+		/* fill it from the unexpected queue first, in order */
+		while ((u = fdm_match_unexp(ep, false, src, 0, 0, false))) {
+			struct fdm_slice sl;
+			bool used_up = fdm_rx_slice(ep, rx, u->len, &sl);
+
+			fdm_deliver_unexp(ep, u, false, sl.iov, NULL, sl.count, context,
+					  flags, sl.flags, sl.buf);
+			if (used_up) {
+				fdm_rx_put(ep, rx);
+				fdm_unlock(d);
+				return 0;
+			}
+		}
+	}
 	fdm_list_add_tail(tagged ? &ep->posted_tag : &ep->posted_msg, &rx->node);
 	fdm_unlock(d);
 	return 0;
