@@ -372,6 +372,8 @@ struct fi_info *fdm_core_hints(const struct fi_info *rdm);
 /* fdm_fabric.c / fdm_domain.c */
 int fdm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context);
+/* Whether a sockaddr is a wildcard (or absent). */
+int fdm_wildcard(const void *addr);
 int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <arpa/inet.h>
 
 #include "fd_core.h"
 #include "fd_enosys.h"
@@ -97,6 +98,20 @@ int fdm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 }
 
 /* ---- domain ---- */
+
+int fdm_wildcard(const void *addr)
+{
+	const struct sockaddr *sa = addr;
+
+	if (!sa)
+		return 1;
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)addr)->sin_addr.s_addr == htonl(INADDR_ANY);
+	if (sa->sa_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)addr)->sin6_addr, &in6addr_any,
+			       sizeof(in6addr_any));
+	return 0;
+}
 
 static int fdm_domain_close(struct fid *fid)
 {
@@ -226,6 +241,20 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	}
 	ret = fdv_getinfo(info->fabric_attr->api_version ? info->fabric_attr->api_version :
 			  FI_VERSION(1, 17), NULL, NULL, 0, hints, &core);
+	if (!ret && fdm_wildcard(core->src_addr)) {
+		/* a wildcard source (a server given only a port): the
+		 * device's own address is what peers must be told */
+		struct fi_info *named = NULL;
+
+		free(hints->src_addr);
+		hints->src_addr = NULL;
+		hints->src_addrlen = 0;
+		if (!fdv_getinfo(info->fabric_attr->api_version ? info->fabric_attr->api_version :
+				 FI_VERSION(1, 17), NULL, NULL, 0, hints, &named)) {
+			fi_freeinfo(core);
+			core = named;
+		}
+	}
 	fi_freeinfo(hints);
 	if (ret)
 		goto err;

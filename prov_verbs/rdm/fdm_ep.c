@@ -338,12 +338,24 @@ static int fdm_ep_enable(struct fdm_ep *ep)
 	if (ret)
 		return ret;
 	{
-		uint8_t raw[sizeof(struct sockaddr_in6)];
+		struct sockaddr_in6 rawbuf;
+		uint8_t *raw = (uint8_t *)&rawbuf;
 
-		len = sizeof(raw);
+		len = sizeof(rawbuf);
 		ret = fi_getname(&ep->vpep->fid, raw, &len);
 		if (ret)
 			return ret;
+		if (fdm_wildcard(raw) && d->core->src_addr && !fdm_wildcard(d->core->src_addr) &&
+		    ((struct sockaddr *)d->core->src_addr)->sa_family ==
+		    ((struct sockaddr *)(void *)raw)->sa_family) {
+			/* listening on every address: name the device's */
+			if (((struct sockaddr *)(void *)raw)->sa_family == AF_INET)
+				((struct sockaddr_in *)(void *)raw)->sin_addr =
+					((struct sockaddr_in *)d->core->src_addr)->sin_addr;
+			else
+				((struct sockaddr_in6 *)(void *)raw)->sin6_addr =
+					((struct sockaddr_in6 *)d->core->src_addr)->sin6_addr;
+		}
 		ret = fdm_name_parse(&ep->name, raw, len);
 		if (ret) {
 			FD_WARN(FD_LOG_EP_CTRL, "the RDM endpoint's address is not one a "
