@@ -120,8 +120,10 @@ void fdm_ep_progress(struct fdm_ep *ep)
 {
 	if (fdv_unlikely(!ep->enabled))
 		return;
-	fdm_conn_handle_events(ep);
+	/* completions first: what arrived on a connection is delivered
+	 * before its disconnect is seen */
 	fdm_ep_read_vcq(ep);
+	fdm_conn_handle_events(ep);
 	if (!fdm_list_empty(&ep->flush))
 		fdm_conn_flush(ep);
 	if (!fdm_list_empty(&ep->rndv_active))

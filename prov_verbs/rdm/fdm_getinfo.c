@@ -92,7 +92,9 @@ static int fdm_make_rdm(struct fi_info *fi)
 
 	fi->tx_attr->caps = FDM_TX_CAPS;
 	fi->tx_attr->mode = 0;
-	fi->tx_attr->op_flags = 0;
+	/* the op_flags it honours (the matcher checks hints against them;
+	 * the entry handed out carries the hints' own) */
+	fi->tx_attr->op_flags = FI_COMPLETION | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE;
 	fi->tx_attr->msg_order = FI_ORDER_SAS;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = FDM_EAGER_MAX;
@@ -102,7 +104,7 @@ static int fdm_make_rdm(struct fi_info *fi)
 
 	fi->rx_attr->caps = FDM_RX_CAPS;
 	fi->rx_attr->mode = 0;
-	fi->rx_attr->op_flags = 0;
+	fi->rx_attr->op_flags = FI_COMPLETION | FI_MULTI_RECV;
 	fi->rx_attr->msg_order = FI_ORDER_SAS;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->total_buffered_recv = 0;
@@ -154,6 +156,8 @@ static void fdm_apply_defaults(struct fi_info *fi, const struct fi_info *hints)
 	const struct fi_tx_attr *htx = hints ? hints->tx_attr : NULL;
 	const struct fi_rx_attr *hrx = hints ? hints->rx_attr : NULL;
 
+	fi->tx_attr->op_flags = htx ? htx->op_flags : 0;
+	fi->rx_attr->op_flags = hrx ? hrx->op_flags : 0;
 	if (!htx || !htx->size)
 		fi->tx_attr->size = FDM_DEF_TX_SIZE;
 	if (!htx || !htx->iov_limit)

@@ -331,6 +331,8 @@ static void fdm_rndv_start(struct fdm_ep *ep, struct fdm_conn *conn,
 	}
 	rv->conn = conn;
 	rv->rinfo = *ri;
+	if (!conn->vep)
+		rv->err = FI_ECONNRESET;	/* its sender is gone */
 	rv->count = count;
 	memcpy(rv->iov, iov, count * sizeof(*iov));
 	rv->total = size < cap ? size : cap;
@@ -341,7 +343,7 @@ static void fdm_rndv_start(struct fdm_ep *ep, struct fdm_conn *conn,
 	rv->op_flags = op_flags;
 	rv->tag = tag;
 	rv->data = data;
-	for (size_t i = 0; i < count; i++) {
+	for (size_t i = 0; i < count && !rv->err; i++) {
 		int ret;
 
 		if (!iov[i].iov_len)
@@ -578,8 +580,10 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 		fdm_repost(ep, rb);
 		return;
 	}
+	/* A connection that failed since still delivers what arrived on it
+	 * before (a peer's last messages, then its disconnect). */
 	conn = fdm_conn_by_id(ep, h.conn_id);
-	if (fdv_unlikely(!conn || !conn->vep)) {
+	if (fdv_unlikely(!conn)) {
 		FD_WARN(FD_LOG_EP_DATA, "RDM message on no known connection (%u): dropped",
 			h.conn_id);
 		fdm_repost(ep, rb);
