@@ -53,6 +53,8 @@
 /* The connect deadline (FI_VERBS_RXM_CONNECT_TIMEOUT is not read: the
  * verbs provider's FI_VERBS_CONNECT_TIMEOUT bounds each attempt). */
 #define FDM_CQ_BATCH		16
+/* Progress reads the EQ this often when no connection is being made. */
+#define FDM_EQ_EVERY		32u
 
 /* ---- intrusive doubly linked list ---- */
 struct fdm_node {
@@ -330,6 +332,8 @@ struct fdm_ep {
 	struct fdm_conn **conns;	/* by our id */
 	uint32_t nconns, conns_cap;
 	uint32_t nwait;			/* connections in FDM_C_WAIT_PEER */
+	uint32_t nconnecting;		/* connections not yet established */
+	uint32_t eq_tick;
 	struct fdm_conn **by_addr;	/* cache: fi_addr_t -> connection */
 	size_t by_addr_cap;
 	uint64_t by_addr_gen;

@@ -13,6 +13,20 @@
  * (FDM_CM_BUSY) has to get that request to us. */
 #define FDM_WAIT_PEER_MS	10000
 
+static bool fdm_state_pending(enum fdm_conn_state st)
+{
+	return st == FDM_C_CONNECTING || st == FDM_C_ACCEPTING || st == FDM_C_WAIT_PEER;
+}
+
+/* Every state change goes here: progress reads the EQ on every round
+ * while any connection is on its way (ep->nconnecting). */
+static void fdm_conn_set_state(struct fdm_conn *c, enum fdm_conn_state st)
+{
+	c->ep->nconnecting += (uint32_t)fdm_state_pending(st) -
+			      (uint32_t)fdm_state_pending(c->state);
+	c->state = st;
+}
+
 static void fdm_zombie(struct fdm_ep *ep, struct fid_ep *vep)
 {
 	if (!vep)
@@ -188,7 +202,7 @@ static int fdm_conn_start(struct fdm_conn *c)
 	if (ret)
 		goto fail;
 	c->vep = vep;
-	c->state = FDM_C_CONNECTING;
+	fdm_conn_set_state(c, FDM_C_CONNECTING);
 	return 0;
 fail:
 	fi_close(&vep->fid);
@@ -268,7 +282,7 @@ void fdm_conn_fail(struct fdm_conn *c, int err)
 	FD_INFO(FD_LOG_EP_DATA, "connection %u failed: %s", c->id, fi_strerror(err));
 	fdm_zombie(ep, c->vep);
 	c->vep = NULL;
-	c->state = FDM_C_IDLE;
+	fdm_conn_set_state(c, FDM_C_IDLE);
 	if (c->on_flush) {
 		fdm_list_del(&c->flush_node);
 		c->on_flush = false;
@@ -349,7 +363,7 @@ static void fdm_conn_connreq(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size_t
 	fdm_zombie(ep, c->vep);
 	c->vep = vep;
 	c->remote_id = cm.conn_id;
-	c->state = FDM_C_ACCEPTING;
+	fdm_conn_set_state(c, FDM_C_ACCEPTING);
 }
 
 static void fdm_conn_connected(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size_t datalen)
@@ -369,7 +383,7 @@ static void fdm_conn_connected(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size
 	} else if (c->state != FDM_C_ACCEPTING) {
 		return;
 	}
-	c->state = FDM_C_CONNECTED;
+	fdm_conn_set_state(c, FDM_C_CONNECTED);
 	if (!fdm_list_empty(&c->pending))
 		fdm_conn_want_flush(c);
 }
@@ -388,7 +402,7 @@ static void fdm_conn_error(struct fdm_ep *ep, struct fi_eq_err_entry *err)
 		/* the peer's own request is on its way and wins: wait for it */
 		fdm_zombie(ep, c->vep);
 		c->vep = NULL;
-		c->state = FDM_C_WAIT_PEER;
+		fdm_conn_set_state(c, FDM_C_WAIT_PEER);
 		ep->nwait++;
 		c->deadline_ms = fdm_now_ms() + FDM_WAIT_PEER_MS;
 		return;

@@ -123,7 +123,11 @@ void fdm_ep_progress(struct fdm_ep *ep)
 	/* completions first: what arrived on a connection is delivered
 	 * before its disconnect is seen */
 	fdm_ep_read_vcq(ep);
-	fdm_conn_handle_events(ep);
+	/* Reading the EQ is a system call (rdma_cm's event channel): every
+	 * FDM_EQ_EVERY-th progress only, and always while a connection is
+	 * being made or waited for. */
+	if (ep->nconnecting || !(++ep->eq_tick % FDM_EQ_EVERY))
+		fdm_conn_handle_events(ep);
 	if (!fdm_list_empty(&ep->flush))
 		fdm_conn_flush(ep);
 	if (!fdm_list_empty(&ep->rndv_active))
