@@ -602,6 +602,25 @@ reject:
 	fi_freeinfo(info);
 }
 
+/*
+ * rdma_cm gives the QP the kernel CM's receiver-not-ready timer when it
+ * moves it to RTR (0, which the IB encoding reads as 655 ms, so a send
+ * racing its receive's repost would stall that long).  The timer may only
+ * change on the RTR and RTS transitions, and rdma_cm makes those itself,
+ * so it is set with an RTS -> RTS modify once the connection is up.
+ * Failing it leaves a slower but working connection: warn, go on.
+ */
+static FDV_COLD void fdv_qp_set_min_rnr_timer(struct fdv_msg_ep *ep)
+{
+	struct ibv_qp_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.min_rnr_timer = ep->domain->min_rnr_timer;
+	if (ibv_modify_qp(ep->id->qp, &attr, IBV_QP_MIN_RNR_TIMER))
+		FD_WARN(FD_LOG_EP_CTRL, "qp %u: min_rnr_timer %u not set: %s",
+			ep->id->qp->qp_num, attr.min_rnr_timer, strerror(errno));
+}
+
 static void fdv_cm_ep_event(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 			    struct rdma_cm_event *ev)
 {
@@ -629,6 +648,7 @@ static void fdv_cm_ep_event(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 			len = 0;
 		}
 		ep->state = FDV_EP_CONNECTED;
+		fdv_qp_set_min_rnr_timer(ep);
 		fdv_msg_ep_set_qp_tx(ep, ep->id->qp);
 		FD_DBG(FD_LOG_EP_CTRL, "qp %u on %s connected to %s",
 		       ep->id->qp->qp_num,

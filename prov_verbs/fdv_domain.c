@@ -232,6 +232,7 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->fabric = fab;
 	dom->version = fab->version;
 	dom->threading = threading;
+	dom->min_rnr_timer = fdv_min_rnr_timer();
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	dom->domain_fid.fid.context = context;
 	dom->domain_fid.fid.ops = &fdv_domain_fid_ops;

@@ -108,6 +108,9 @@ void fdv_getinfo_init(void)
 			"never more than the device allows (default: 256)");
 	fd_param_define(FDV_PROV_NAME, "gid_idx", FI_PARAM_INT,
 			"GID table index to use, 0 - 255 (default: 0)");
+	fd_param_define(FDV_PROV_NAME, "min_rnr_timer", FI_PARAM_INT,
+			"Receiver-not-ready NAK timer of connected QPs, "
+			"0 - 31 in the IB encoding (default: 12, 0.64 ms)");
 	/* Not in upstream verbs, which leaves a connect's duration to the
 	 * kernel's CM. */
 	fd_param_define(FDV_PROV_NAME, "connect_timeout", FI_PARAM_INT,
@@ -168,6 +171,12 @@ void fdv_read_params(struct fdv_params *p)
 unsigned int fdv_connect_timeout_ms(void)
 {
 	return (unsigned int)fdv_param_size("connect_timeout", 0, 0, INT32_MAX);
+}
+
+uint8_t fdv_min_rnr_timer(void)
+{
+	return (uint8_t)fdv_param_size("min_rnr_timer", FDV_DEF_MIN_RNR_TIMER,
+				       0, 31);
 }
 
 /* ------------------------------------------------------------------------

@@ -24,6 +24,10 @@
 #define FDV_DEF_RX_IOV_LIMIT	4	/* FI_VERBS_RX_IOV_LIMIT */
 #define FDV_DEF_INLINE_SIZE	256	/* FI_VERBS_INLINE_SIZE */
 #define FDV_DEF_GID_IDX		0	/* FI_VERBS_GID_IDX */
+/* FI_VERBS_MIN_RNR_TIMER: the IB encoding, 12 = 0.64 ms.  The kernel CM
+ * moves a QP to RTR with a timer of 0, which the encoding reads as
+ * 655 ms: a send that finds no receive posted would stall that long. */
+#define FDV_DEF_MIN_RNR_TIMER	12
 /* Route and address resolution through rdma_cm, each step. */
 #define FDV_RESOLVE_TIMEOUT_MS	2000
 
@@ -53,6 +57,9 @@ void fdv_read_params(struct fdv_params *p);
 
 /* FI_VERBS_CONNECT_TIMEOUT in milliseconds (0: no deadline of our own). */
 unsigned int fdv_connect_timeout_ms(void);
+
+/* FI_VERBS_MIN_RNR_TIMER, 0 - 31, read at fi_domain. */
+uint8_t fdv_min_rnr_timer(void);
 
 /* What fdv_getinfo learned about one device. */
 struct fdv_device_info {

@@ -56,6 +56,9 @@ struct fdv_domain {
 	/* From the info it was opened with: decides the CQs' ops tables; an
 	 * endpoint's own info decides its tables. */
 	enum fi_threading threading;
+	/* FI_VERBS_MIN_RNR_TIMER as read at fi_domain: set on each QP once
+	 * it is connected (see fdv_qp_set_min_rnr_timer). */
+	uint8_t min_rnr_timer;
 	/* Where non-fetching atomics drop the old value verbs returns: one
 	 * registration shared by the domain's endpoints (nobody reads it, so
 	 * concurrent writes do no harm), made when the first endpoint is
