@@ -8,6 +8,7 @@ set(FABRIC_DIRECT_THREADING "domain" CACHE STRING
     "'domain': no lock on the data path (FI_THREAD_DOMAIN); 'safe': a lock per object (FI_THREAD_SAFE)")
 set_property(CACHE FABRIC_DIRECT_THREADING PROPERTY STRINGS domain safe)
 option(FABRIC_DIRECT_RSTREAM "Build rstream (FI_EP_SOCK_STREAM) endpoints" ON)
+option(FABRIC_DIRECT_RDM "Build RDM (FI_EP_RDM, verbs;ofi_rxm) endpoints" ON)
 option(FABRIC_DIRECT_WERROR "Treat warnings as errors" OFF)
 option(FABRIC_DIRECT_TESTS "Build the tests" ${PROJECT_IS_TOP_LEVEL})
 option(FABRIC_DIRECT_BENCH "Build the benchmarks" ${PROJECT_IS_TOP_LEVEL})
@@ -52,13 +53,18 @@ else()
 endif()
 # Any layer over verbs compiled in: the direct wrappers then test the
 # endpoint kind (fdv_config.h). Layers only ever add to this list.
-if(FD_HAVE_RSTREAM)
+if(FABRIC_DIRECT_RDM)
+  set(FD_HAVE_RDM 1)
+else()
+  set(FD_HAVE_RDM 0)
+endif()
+if(FD_HAVE_RSTREAM OR FD_HAVE_RDM)
   set(FDV_EP_LAYERS 1)
 else()
   set(FDV_EP_LAYERS 0)
 endif()
 # Which layers exist, for the core's provider list, fd_fi_info and tests.
-add_compile_definitions(FD_HAVE_RSTREAM=${FD_HAVE_RSTREAM})
+add_compile_definitions(FD_HAVE_RSTREAM=${FD_HAVE_RSTREAM} FD_HAVE_RDM=${FD_HAVE_RDM})
 
 # The OFF build can also link the library as a drop-in libfabric.so.1
 # (docs/dropin.md); the direct build cannot (its data path is inline).

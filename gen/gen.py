@@ -78,11 +78,14 @@ class Header:
 
 
 class Layers:
-    """`@layers MACRO LAYER-KIND`: endpoints of layers built over verbs
-    exist when MACRO is non-zero; LAYER-KIND is their fdv_ep_kind() value
-    (every layer's: they all go through their own ops tables)."""
-    def __init__(self, macro=None, layer_kind=None):
-        self.macro, self.layer_kind = macro, layer_kind
+    """`@layers MACRO LAYER-KIND [CQ-LAYER-KIND]`: endpoints of layers built
+    over verbs exist when MACRO is non-zero; LAYER-KIND is their
+    fdv_ep_kind() value (every layer's: they all go through their own ops
+    tables). CQ-LAYER-KIND, when given, is the fdv_cq_kind() value of a
+    layer's completion queue: every inline CQ call then tests it the same
+    way (a layer such as RDM has CQs of its own)."""
+    def __init__(self, macro=None, layer_kind=None, cq_kind=None):
+        self.macro, self.layer_kind, self.cq_kind = macro, layer_kind, cq_kind
 
 
 def parse_spec(text):
@@ -106,9 +109,10 @@ def parse_spec(text):
             UNLOCKED.setdefault(words[1], set()).update(words[2:])
             continue
         if words[0] == "@layers":
-            if len(words) != 3 or layers.macro:
-                raise GenError("%s:%d: one @layers CONFIG-MACRO LAYER-KIND" % (SPEC, n))
-            layers = Layers(words[1], words[2])
+            if len(words) not in (3, 4) or layers.macro:
+                raise GenError("%s:%d: one @layers CONFIG-MACRO LAYER-KIND [CQ-LAYER-KIND]"
+                               % (SPEC, n))
+            layers = Layers(*words[1:])
             continue
         if words[0] == "@header":
             if len(words) < 4:
@@ -284,15 +288,31 @@ def call_impl(func, impl):
     return "return %s(%s);" % (impl, ", ".join(func.param_names()))
 
 
+def is_cq_call(func):
+    types = func.param_types()
+    return bool(types) and re.fullmatch(r"struct\s+fid_cq\s*\*", types[0]) is not None
+
+
 def impl_body(func, impls, layers):
     """Body of a direct wrapper. When a layer's endpoints are compiled in,
     an endpoint call tests the kind once: a layer's endpoint takes the
-    default body (its own ops table), a MSG endpoint the inline code."""
+    default body (its own ops table), a MSG endpoint the inline code. CQ
+    calls do the same with the CQ's kind when the spec names one."""
     if not is_ep_call(func):
         if list(impls) != [None]:
             raise GenError("%s: endpoint types given for a call that takes no endpoint" % func.name)
         impl = impls[None]
-        return enosys_body(func) if impl == "enosys" else "\t" + call_impl(func, impl)
+        if impl == "enosys":
+            return enosys_body(func)
+        lines = []
+        if layers.macro and layers.cq_kind and is_cq_call(func):
+            lines.append("#if %s" % layers.macro)
+            lines.append("\tif (fdv_unlikely(fdv_cq_kind(%s) == %s))"
+                         % (func.param_names()[0], layers.cq_kind))
+            lines.append("\t\t" + " ".join(func.body.split()))
+            lines.append("#endif")
+        lines.append("\t" + call_impl(func, impl))
+        return "\n".join(lines)
     if None in impls:
         raise GenError("%s: endpoint calls name their endpoint type (msg=...)" % func.name)
     if "msg" not in impls:
@@ -367,7 +387,9 @@ def direct_header(h, public_text, layers):
     out.append("#define %s" % h.guard)
     out.append("")
     out.extend(include_lines(h.includes, layers,
-                             any(is_ep_call(funcs[c]) for c in h.calls)))
+                             any(is_ep_call(funcs[c]) or
+                                 (layers.cq_kind and is_cq_call(funcs[c]))
+                                 for c in h.calls)))
     out.append("")
     out.append("#ifdef __cplusplus")
     out.append('extern "C" {')

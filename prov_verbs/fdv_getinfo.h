@@ -17,6 +17,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/fabric.h>
 
+#include "fdv_layer.h"
+
 /* Upstream's defaults, overridable by the FI_VERBS_* variables below. */
 #define FDV_DEF_TX_SIZE		384	/* FI_VERBS_TX_SIZE */
 #define FDV_DEF_RX_SIZE		384	/* FI_VERBS_RX_SIZE */
@@ -82,10 +84,8 @@ const struct fdv_device_info *fdv_device_lookup(const char *domain_name);
 /* The cached template of that device (fdv_device_lookup(name)->info). */
 const struct fi_info *fdv_device_template(const char *domain_name);
 
-/* fdv_abi.c: 0, or -FI_ENOSYS (logged once) when a program compiled
- * against other inline headers or knobs than the library's (fdv_abi.h). */
-int fdv_abi_check(void);
-
+/* fdv_abi_check (fdv_abi.c) and fdv_getinfo are declared in the layer
+ * contract, since the layers call them too. */
 #ifdef FDV_TEST_SEAMS
 /* Test programs only (never in the library): use these devices instead of
  * scanning for real ones; templates are built from their attributes.
@@ -114,9 +114,6 @@ int fdv_test_set_devices(const struct fdv_device_info *devs, int n);
  * Returns one entry per matching device and address, best first, or
  * -FI_ENODATA.  FI_PROV_ATTR_ONLY returns exactly one generic entry.
  */
-int fdv_getinfo(uint32_t version, const char *node, const char *service,
-		uint64_t flags, const struct fi_info *hints,
-		struct fi_info **info);
 void fdv_getinfo_init(void);
 
 /* The strongest threading level this build serves (fdv_domain.c). */

@@ -9,12 +9,16 @@
  * This header holds only what the public API cannot express. Public calls
  * the verbs MSG endpoint answers for a layer's sake, documented in
  * fi_direct_verbs(7): fi_setopt / fi_getopt FI_OPT_TX_SIZE and
- * FI_OPT_RX_SIZE (size_t, before fi_enable) size the QP. */
+ * FI_OPT_RX_SIZE (size_t, before fi_enable) size the QP.
+ *
+ * Nothing here exposes a verbs structure. */
 #ifndef FDV_LAYER_H
 #define FDV_LAYER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 
 struct fd_provider;
@@ -27,5 +31,17 @@ extern const struct fd_provider fdv_provider;
 /* The deepest work queue an endpoint of this verbs domain can have (the
  * device's limit), or 0 when `domain` is not an open verbs domain. */
 size_t fdv_layer_max_queue(struct fid_domain *domain);
+
+/* The verbs entries themselves, for a layer's getinfo (the RDM layer's):
+ * fi_getinfo from inside a provider's getinfo would apply the
+ * application's provider selection (FI_PROVIDER="verbs;ofi_rxm" names the
+ * layer, not the provider under it) and re-enter the layers. */
+int fdv_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info);
+
+/* 0, or -FI_ENOSYS when the program was built against other inline
+ * headers (fdv/fdv_abi.h): a layer refuses like verbs does. */
+int fdv_abi_check(void);
 
 #endif /* FDV_LAYER_H */

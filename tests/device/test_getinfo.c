@@ -399,7 +399,15 @@ static void test_hints(void)
 	h->rx_attr->iov_limit = 0;
 
 	h->ep_attr->type = FI_EP_RDM;
+#if FD_HAVE_RDM
+	/* served by the RDM layer over verbs, under its own name */
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 && info &&
+	      info->ep_attr->type == FI_EP_RDM &&
+	      !strcmp(info->fabric_attr->prov_name, "verbs;ofi_rxm"), "RDM");
+	fi_freeinfo(info);
+#else
 	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA, "RDM");
+#endif
 	h->ep_attr->type = FI_EP_UNSPEC;
 	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 &&
 	      count(info) == all && info->ep_attr->type == FI_EP_MSG,

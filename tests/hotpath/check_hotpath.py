@@ -6,7 +6,8 @@ call's displacement with the driver entry points the probe binary reports.
   check_hotpath.py PROBE_BINARY [--expect-ops-table]
 
 With a layer compiled in (FDV_EP_LAYERS 1), an endpoint call first tests the
-endpoint's kind and sends a layer's endpoint through its own ops table. The
+endpoint's kind and sends a layer's endpoint through its own ops table, and a
+CQ read tests the CQ's kind the same way (a layer's CQ, e.g. RDM's). The
 check then walks the probe's control flow from its entry, taking only the
 MSG side of that test: that path must have exactly the driver's indirect
 call (and the kind test must be the only one), and the other side must reach
@@ -27,6 +28,8 @@ PROBES = {
     "probe_cq_read": "poll_cq",
 }
 EP_PROBES = {"probe_send", "probe_inject", "probe_write", "probe_recv"}
+# probes whose first argument is a CQ: their kind test reads the CQ's kind
+CQ_PROBES = {"probe_cq_read"}
 
 
 def parse(line):
@@ -152,10 +155,14 @@ def main():
         notes = []
         path = {a for a, _, _ in insns}
         layer_other = None
-        if layers and probe in EP_PROBES:
-            kt = kind_test(insns, offsets["kind"], offsets["layer_kind"])
+        kinded = probe in EP_PROBES or (probe in CQ_PROBES and "cq_kind" in offsets)
+        if layers and kinded:
+            if probe in CQ_PROBES:
+                kt = kind_test(insns, offsets["cq_kind"], offsets["cq_layer_kind"])
+            else:
+                kt = kind_test(insns, offsets["kind"], offsets["layer_kind"])
             if kt is None:
-                notes.append("no endpoint-kind test found")
+                notes.append("no kind test found")
             else:
                 to_layer, kt_len = kt
                 if kt_len != 2:
@@ -186,7 +193,7 @@ def main():
             ok = bool(other) and not driver
         else:
             ok = len(driver) >= 1 and not other and not notes
-            if layers and probe in EP_PROBES:
+            if layers and kinded:
                 ok = ok and bool(layer_other)
         if notes:
             desc += "; " + ", ".join(notes)

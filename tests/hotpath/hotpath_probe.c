@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 #include <fdv/fdv_config.h>
 #include <fdv/fdv_ep.h>
+#include <fdv/fdv_cq.h>
 
 #define PROBE __attribute__((noinline, used))
 
@@ -59,6 +60,9 @@ int main(void)
 	printf("kind %zu\n", offsetof(struct fdv_ep_head, kind));
 	printf("layer_kind %d\n", FDV_EP_KIND_LAYER);
 	printf("layers %d\n", FDV_EP_LAYERS);
+	/* where the CQ-kind test of fi_cq_read reads */
+	printf("cq_kind %zu\n", offsetof(struct fdv_cq_head, kind));
+	printf("cq_layer_kind %d\n", FDV_CQ_KIND_LAYER);
 #ifdef FABRIC_DIRECT
 	printf("direct 1\n");
 #else

@@ -13,6 +13,7 @@
 #define FABRIC_DIRECT_EQ
 
 #include <fdv/fdv_cq.h>
+#include <fdv/fdv_config.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,12 +91,20 @@ static inline const char *fi_eq_strerror(struct fid_eq *eq, int prov_errno,
 
 FDV_INLINE ssize_t fi_cq_read(struct fid_cq *cq, void *buf, size_t count)
 {
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_cq_kind(cq) == FDV_CQ_KIND_LAYER))
+		return cq->ops->read(cq, buf, count);
+#endif
 	return fdv_cq_read(cq, buf, count);
 }
 
 FDV_INLINE ssize_t fi_cq_readfrom(struct fid_cq *cq, void *buf,
 				     size_t count, fi_addr_t *src_addr)
 {
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_cq_kind(cq) == FDV_CQ_KIND_LAYER))
+		return cq->ops->readfrom(cq, buf, count, src_addr);
+#endif
 	return fdv_cq_readfrom(cq, buf, count, src_addr);
 }
 
@@ -103,6 +112,10 @@ FDV_INLINE ssize_t fi_cq_readerr(struct fid_cq *cq,
 				    struct fi_cq_err_entry *buf,
 				    uint64_t flags)
 {
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_cq_kind(cq) == FDV_CQ_KIND_LAYER))
+		return cq->ops->readerr(cq, buf, flags);
+#endif
 	return fdv_cq_readerr(cq, buf, flags);
 }
 
@@ -110,6 +123,10 @@ FDV_INLINE ssize_t fi_cq_sread(struct fid_cq *cq, void *buf,
 				  size_t count, const void *cond,
 				  int timeout)
 {
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_cq_kind(cq) == FDV_CQ_KIND_LAYER))
+		return cq->ops->sread(cq, buf, count, cond, timeout);
+#endif
 	return fdv_cq_sread(cq, buf, count, cond, timeout);
 }
 
@@ -117,11 +134,19 @@ FDV_INLINE ssize_t fi_cq_sreadfrom(struct fid_cq *cq, void *buf,
 				      size_t count, fi_addr_t *src_addr,
 				      const void *cond, int timeout)
 {
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_cq_kind(cq) == FDV_CQ_KIND_LAYER))
+		return cq->ops->sreadfrom(cq, buf, count, src_addr, cond, timeout);
+#endif
 	return fdv_cq_sreadfrom(cq, buf, count, src_addr, cond, timeout);
 }
 
 FDV_INLINE int fi_cq_signal(struct fid_cq *cq)
 {
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_cq_kind(cq) == FDV_CQ_KIND_LAYER))
+		return cq->ops->signal(cq);
+#endif
 	return fdv_cq_signal(cq);
 }
 
@@ -129,6 +154,10 @@ FDV_INLINE const char *fi_cq_strerror(struct fid_cq *cq, int prov_errno,
 					 const void *err_data, char *buf,
 					 size_t len)
 {
+#if FDV_EP_LAYERS
+	if (fdv_unlikely(fdv_cq_kind(cq) == FDV_CQ_KIND_LAYER))
+		return cq->ops->strerror(cq, prov_errno, err_data, buf, len);
+#endif
 	return fdv_cq_strerror(cq, prov_errno, err_data, buf, len);
 }
 

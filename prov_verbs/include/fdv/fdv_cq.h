@@ -49,8 +49,29 @@ struct fdv_wr_slot {
 #define FDV_WR_SLOTS_MAX (1u << 24)
 #define FDV_WR_ID_TAGGED (UINT64_MAX - FDV_WR_SLOTS_MAX)
 
+/* CQ kinds one library serves, as for endpoints (fdv_ep.h): every CQ
+ * object starts with the public fid_cq followed by its kind, so a direct
+ * fi_cq_* wrapper tells a verbs CQ, whose reads it inlines, from a layer's
+ * (RDM) with one compare against an immediate; a layer's CQ is reached
+ * through its own ops table. Not compiled without layers (FDV_EP_LAYERS). */
+enum fdv_cq_kind {
+	FDV_CQ_KIND_VERBS = 0,
+	FDV_CQ_KIND_LAYER = 1,
+};
+
+struct fdv_cq_head {
+	struct fid_cq cq_fid;
+	uint32_t kind;
+};
+
+FDV_INLINE uint32_t fdv_cq_kind(struct fid_cq *cq_fid)
+{
+	return fdv_container_of(cq_fid, struct fdv_cq_head, cq_fid)->kind;
+}
+
 struct fdv_cq {
 	struct fid_cq cq_fid;	/* first: the application holds &cq_fid */
+	uint32_t kind;		/* FDV_CQ_KIND_VERBS; as in struct fdv_cq_head */
 	struct ibv_cq *ibcq;
 	/* format and backlog share one aligned 8-byte word (the layout
 	 * is checked below), so the read path tests "a CONTEXT CQ with nothing

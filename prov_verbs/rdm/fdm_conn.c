@@ -1,0 +1,496 @@
+/* Connections of an RDM endpoint: one verbs MSG endpoint per peer, made
+ * on first use, bound to the endpoint's EQ, CQ and shared receive
+ * context. The handshake and the simultaneous-connect rule are in
+ * docs/rdm-protocol.md. Nothing is posted on a connection before it is
+ * established: transmit requests wait on its pending list, in order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fd_core.h"
+#include "fdm.h"
+
+/* How long a peer that refused our request because its own is on the way
+ * (FDM_CM_BUSY) has to get that request to us. */
+#define FDM_WAIT_PEER_MS	10000
+
+static bool fdm_state_pending(enum fdm_conn_state st)
+{
+	return st == FDM_C_CONNECTING || st == FDM_C_ACCEPTING || st == FDM_C_WAIT_PEER;
+}
+
+/* Every state change goes here: progress reads the EQ on every round
+ * while any connection is on its way (ep->nconnecting). */
+static void fdm_conn_set_state(struct fdm_conn *c, enum fdm_conn_state st)
+{
+	c->ep->nconnecting += (uint32_t)fdm_state_pending(st) -
+			      (uint32_t)fdm_state_pending(c->state);
+	c->state = st;
+}
+
+static void fdm_zombie(struct fdm_ep *ep, struct fid_ep *vep)
+{
+	if (!vep)
+		return;
+	if (ep->nzombies == ep->zombies_cap) {
+		size_t cap = ep->zombies_cap ? ep->zombies_cap * 2 : 8;
+		struct fid_ep **n = realloc(ep->zombies, cap * sizeof(*n));
+
+		if (!n) {
+			/* cannot keep it for later: close it now */
+			fi_close(&vep->fid);
+			return;
+		}
+		ep->zombies = n;
+		ep->zombies_cap = cap;
+	}
+	/* Closed with the endpoint: sends posted on it may still complete
+	 * into the shared CQ, and their requests must stay valid till then. */
+	ep->zombies[ep->nzombies++] = vep;
+}
+
+static struct fdm_conn *fdm_conn_new(struct fdm_ep *ep, const struct fdm_name *peer)
+{
+	struct fdm_conn *c;
+
+	if (ep->nconns == ep->conns_cap) {
+		uint32_t cap = ep->conns_cap ? ep->conns_cap * 2 : 16;
+		struct fdm_conn **n = realloc(ep->conns, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		ep->conns = n;
+		ep->conns_cap = cap;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->ep = ep;
+	c->id = ep->nconns;
+	c->peer = *peer;
+	c->state = FDM_C_IDLE;
+	c->src = FI_ADDR_NOTAVAIL;
+	c->src_gen = UINT64_MAX;
+	fdm_list_init(&c->pending);
+	fdm_list_init(&c->flush_node);
+	ep->conns[ep->nconns++] = c;
+	return c;
+}
+
+static struct fdm_conn *fdm_conn_find(struct fdm_ep *ep, const struct fdm_name *peer)
+{
+	for (uint32_t i = 0; i < ep->nconns; i++)
+		if (fdm_name_eq(&ep->conns[i]->peer, peer))
+			return ep->conns[i];
+	return NULL;
+}
+
+struct fdm_conn *fdm_conn_by_id(struct fdm_ep *ep, uint32_t id)
+{
+	return id < ep->nconns ? ep->conns[id] : NULL;
+}
+
+fi_addr_t fdm_conn_src(struct fdm_conn *conn)
+{
+	struct fdm_av *av = conn->ep->av;
+
+	if (conn->src_gen != av->gen + av->count) {
+		conn->src = fdm_av_find(av, &conn->peer);
+		conn->src_gen = av->gen + av->count;
+	}
+	return conn->src;
+}
+
+struct fdm_conn *fdm_conn_for_addr(struct fdm_ep *ep, fi_addr_t dest, int *err)
+{
+	struct fdm_av *av = ep->av;
+	const struct fdm_name *name;
+	struct fdm_conn *c;
+
+	if (fdv_unlikely(ep->by_addr_gen != av->gen)) {
+		memset(ep->by_addr, 0, ep->by_addr_cap * sizeof(*ep->by_addr));
+		ep->by_addr_gen = av->gen;
+	}
+	if (fdv_likely(dest < ep->by_addr_cap && ep->by_addr[dest]))
+		return ep->by_addr[dest];
+	name = fdm_av_name(av, dest);
+	if (!name) {
+		*err = -FI_EINVAL;
+		return NULL;
+	}
+	c = fdm_conn_find(ep, name);
+	if (!c && !(c = fdm_conn_new(ep, name))) {
+		*err = -FI_ENOMEM;
+		return NULL;
+	}
+	if (dest >= ep->by_addr_cap) {
+		size_t cap = ep->by_addr_cap ? ep->by_addr_cap : 64;
+		struct fdm_conn **n;
+
+		while (cap <= dest)
+			cap *= 2;
+		n = realloc(ep->by_addr, cap * sizeof(*n));
+		if (!n)
+			return c;	/* works, just not cached */
+		memset(n + ep->by_addr_cap, 0, (cap - ep->by_addr_cap) * sizeof(*n));
+		ep->by_addr = n;
+		ep->by_addr_cap = cap;
+	}
+	ep->by_addr[dest] = c;
+	return c;
+}
+
+static void fdm_conn_want_flush(struct fdm_conn *c)
+{
+	if (!c->on_flush) {
+		c->on_flush = true;
+		fdm_list_add_tail(&c->ep->flush, &c->flush_node);
+	}
+}
+
+/* Bind a new verbs endpoint to the RDM endpoint's shared objects. */
+static int fdm_conn_bind(struct fdm_ep *ep, struct fid_ep *vep)
+{
+	int ret;
+
+	ret = fi_ep_bind(vep, &ep->veq->fid, 0);
+	if (!ret)
+		ret = fi_ep_bind(vep, &ep->vcq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_ep_bind(vep, &ep->vsrx->fid, 0);
+	if (!ret)
+		ret = fi_enable(vep);
+	return ret;
+}
+
+static int fdm_conn_start(struct fdm_conn *c)
+{
+	struct fdm_ep *ep = c->ep;
+	struct fi_info *info = fi_dupinfo(ep->domain->core);
+	struct fdm_cm cm = { .kind = FDM_CM_REQ, .conn_id = c->id };
+	uint8_t data[FDM_CM_LEN];
+	struct fid_ep *vep = NULL;
+	int ret;
+
+	if (!info)
+		return -FI_ENOMEM;
+	free(info->dest_addr);
+	info->dest_addr = malloc(c->peer.len);
+	if (!info->dest_addr) {
+		fi_freeinfo(info);
+		return -FI_ENOMEM;
+	}
+	memcpy(info->dest_addr, &c->peer.u, c->peer.len);
+	info->dest_addrlen = c->peer.len;
+	if (info->src_addr) {
+		struct sockaddr *sa = info->src_addr;
+
+		if (sa->sa_family == AF_INET)
+			((struct sockaddr_in *)info->src_addr)->sin_port = 0;
+		else if (sa->sa_family == AF_INET6)
+			((struct sockaddr_in6 *)info->src_addr)->sin6_port = 0;
+	}
+	ret = fi_endpoint(ep->domain->vdomain, info, &vep, c);
+	fi_freeinfo(info);
+	if (ret)
+		return ret;
+	ret = fdm_conn_bind(ep, vep);
+	if (ret)
+		goto fail;
+	cm.name = ep->name;
+	fdm_cm_encode(data, &cm);
+	ret = fi_connect(vep, NULL, data, sizeof(data));
+	if (ret)
+		goto fail;
+	c->vep = vep;
+	fdm_conn_set_state(c, FDM_C_CONNECTING);
+	return 0;
+fail:
+	fi_close(&vep->fid);
+	return ret;
+}
+
+/* Post one request on an established connection. */
+static ssize_t fdm_conn_post(struct fdm_conn *c, struct fdm_tx *tx)
+{
+	struct fdm_ep *ep = c->ep;
+
+	if (tx->kind == FDM_TX_RMA)
+		return fdm_rma_post(c, tx);
+	tx->vep = c->vep;
+	fdm_hdr_set_conn(tx->buf, c->remote_id);
+	return fi_send(c->vep, tx->buf, tx->wire_len, ep->vdesc, 0, tx);
+}
+
+void fdm_conn_submit(struct fdm_conn *c, struct fdm_tx *tx)
+{
+	ssize_t ret;
+
+	tx->conn = c;
+	if (fdv_likely(c->state == FDM_C_CONNECTED && fdm_list_empty(&c->pending))) {
+		ret = fdm_conn_post(c, tx);
+		if (fdv_likely(!ret))
+			return;
+		if (ret != -FI_EAGAIN) {
+			fdm_handle_tx_done(c->ep, tx, (int)-ret);
+			return;
+		}
+	}
+	fdm_list_add_tail(&c->pending, &tx->node);
+	if (c->state == FDM_C_CONNECTED) {
+		fdm_conn_want_flush(c);
+	} else if (c->state == FDM_C_IDLE) {
+		int err = fdm_conn_start(c);
+
+		if (err) {
+			FD_WARN(FD_LOG_EP_DATA, "connecting to a peer: %s", fi_strerror(-err));
+			fdm_conn_fail(c, err == -FI_ENODATA || err == -FI_EADDRNOTAVAIL ?
+				      FI_EHOSTUNREACH : -err);
+		}
+	}
+}
+
+void fdm_conn_flush(struct fdm_ep *ep)
+{
+	struct fdm_node *n = ep->flush.next;
+
+	while (n != &ep->flush) {
+		struct fdm_conn *c = fdm_entry(n, struct fdm_conn, flush_node);
+		struct fdm_node *next = n->next;
+
+		while (c->state == FDM_C_CONNECTED && !fdm_list_empty(&c->pending)) {
+			struct fdm_tx *tx = fdm_entry(c->pending.next, struct fdm_tx, node);
+			ssize_t ret = fdm_conn_post(c, tx);
+
+			if (ret == -FI_EAGAIN)
+				break;
+			fdm_list_del(&tx->node);
+			if (ret)
+				fdm_handle_tx_done(ep, tx, (int)-ret);
+		}
+		if (c->state != FDM_C_CONNECTED || fdm_list_empty(&c->pending)) {
+			fdm_list_del(&c->flush_node);
+			c->on_flush = false;
+		}
+		n = next;
+	}
+}
+
+void fdm_conn_fail(struct fdm_conn *c, int err)
+{
+	struct fdm_ep *ep = c->ep;
+
+	FD_INFO(FD_LOG_EP_DATA, "connection %u failed: %s", c->id, fi_strerror(err));
+	fdm_zombie(ep, c->vep);
+	c->vep = NULL;
+	fdm_conn_set_state(c, FDM_C_IDLE);
+	if (c->on_flush) {
+		fdm_list_del(&c->flush_node);
+		c->on_flush = false;
+	}
+	while (!fdm_list_empty(&c->pending)) {
+		struct fdm_tx *tx = fdm_entry(c->pending.next, struct fdm_tx, node);
+
+		fdm_list_del(&tx->node);
+		fdm_handle_tx_done(ep, tx, err);
+	}
+	/* rendezvous sends whose data the peer will never read now */
+	for (uint32_t i = 0; i < ep->ntx; i++) {
+		struct fdm_tx *tx = &ep->txs[i];
+
+		if (tx->in_use && tx->conn == c && tx->kind == FDM_TX_RNDV && tx->rts_done)
+			fdm_handle_tx_done(ep, tx, err);
+	}
+	fdm_rndv_fail_conn(ep, c, err);
+}
+
+/* ---- CM events ---- */
+
+static void fdm_conn_connreq(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size_t datalen)
+{
+	struct fi_info *info = e->info;
+	struct fdm_cm cm, out = { .kind = FDM_CM_ACCEPT };
+	uint8_t data[FDM_CM_LEN], peer_key[FDM_NAME_KEY_LEN];
+	struct fdm_conn *c;
+	struct fid_ep *vep = NULL;
+	int ret;
+
+	if (fdm_cm_decode(&cm, e->data, datalen) || cm.kind != FDM_CM_REQ) {
+		FD_WARN(FD_LOG_EP_CTRL, "connection request with malformed RDM data: rejected");
+		fi_reject(ep->vpep, info->handle, NULL, 0);
+		fi_freeinfo(info);
+		return;
+	}
+	c = fdm_conn_find(ep, &cm.name);
+	if (!c && !(c = fdm_conn_new(ep, &cm.name))) {
+		fi_reject(ep->vpep, info->handle, NULL, 0);
+		fi_freeinfo(info);
+		return;
+	}
+	fdm_name_key(&cm.name, peer_key);
+	if (c->state == FDM_C_CONNECTING && memcmp(ep->name_key, peer_key, sizeof(peer_key)) < 0) {
+		/* both connect at once, and our name is the lower: our
+		 * request wins, the peer accepts it and drops its own */
+		struct fdm_cm busy = { .kind = FDM_CM_BUSY, .conn_id = c->id };
+
+		busy.name = ep->name;
+		fdm_cm_encode(data, &busy);
+		fi_reject(ep->vpep, info->handle, data, sizeof(data));
+		fi_freeinfo(info);
+		return;
+	}
+	ret = fi_endpoint(ep->domain->vdomain, info, &vep, c);
+	fi_freeinfo(info);
+	if (ret) {
+		FD_WARN(FD_LOG_EP_CTRL, "accepting a connection: %s", fi_strerror(-ret));
+		return;
+	}
+	ret = fdm_conn_bind(ep, vep);
+	if (!ret) {
+		out.conn_id = c->id;
+		out.name = ep->name;
+		fdm_cm_encode(data, &out);
+		ret = fi_accept(vep, data, sizeof(data));
+	}
+	if (ret) {
+		FD_WARN(FD_LOG_EP_CTRL, "accepting a connection: %s", fi_strerror(-ret));
+		fi_close(&vep->fid);
+		return;
+	}
+	/* an attempt of ours, or an old connection the peer gave up on,
+	 * makes way: queued requests stay and go on the new one */
+	if (c->state == FDM_C_WAIT_PEER)
+		ep->nwait--;
+	fdm_zombie(ep, c->vep);
+	c->vep = vep;
+	c->remote_id = cm.conn_id;
+	fdm_conn_set_state(c, FDM_C_ACCEPTING);
+}
+
+static void fdm_conn_connected(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size_t datalen)
+{
+	struct fdm_conn *c = e->fid->context;
+	struct fdm_cm cm;
+
+	if (!c || c->ep != ep || e->fid != &c->vep->fid)
+		return;		/* an abandoned attempt */
+	if (c->state == FDM_C_CONNECTING) {
+		if (fdm_cm_decode(&cm, e->data, datalen) || cm.kind != FDM_CM_ACCEPT) {
+			FD_WARN(FD_LOG_EP_CTRL, "accept with malformed RDM data: connection dropped");
+			fdm_conn_fail(c, FI_EIO);
+			return;
+		}
+		c->remote_id = cm.conn_id;
+	} else if (c->state != FDM_C_ACCEPTING) {
+		return;
+	}
+	fdm_conn_set_state(c, FDM_C_CONNECTED);
+	if (!fdm_list_empty(&c->pending))
+		fdm_conn_want_flush(c);
+}
+
+static void fdm_conn_error(struct fdm_ep *ep, struct fi_eq_err_entry *err)
+{
+	struct fdm_conn *c = err->fid ? err->fid->context : NULL;
+	struct fdm_cm cm;
+
+	if (!c || err->fid == &ep->vpep->fid || c->ep != ep || !c->vep ||
+	    err->fid != &c->vep->fid)
+		return;
+	if (err->err == FI_ECONNREFUSED && c->state == FDM_C_CONNECTING &&
+	    !fdm_cm_decode(&cm, err->err_data, err->err_data_size) &&
+	    cm.kind == FDM_CM_BUSY) {
+		/* the peer's own request is on its way and wins: wait for it */
+		fdm_zombie(ep, c->vep);
+		c->vep = NULL;
+		fdm_conn_set_state(c, FDM_C_WAIT_PEER);
+		ep->nwait++;
+		c->deadline_ms = fdm_now_ms() + FDM_WAIT_PEER_MS;
+		return;
+	}
+	fdm_conn_fail(c, err->err ? err->err : FI_EIO);
+}
+
+static void fdm_conn_check_waits(struct fdm_ep *ep)
+{
+	long now = 0;
+
+	for (uint32_t i = 0; i < ep->nconns; i++) {
+		struct fdm_conn *c = ep->conns[i];
+
+		if (c->state != FDM_C_WAIT_PEER)
+			continue;
+		if (!now)
+			now = fdm_now_ms();
+		if (now > c->deadline_ms) {
+			ep->nwait--;
+			fdm_conn_fail(c, FI_ETIMEDOUT);
+		}
+	}
+}
+
+void fdm_conn_handle_events(struct fdm_ep *ep)
+{
+	union {
+		struct fi_eq_cm_entry cm;
+		uint8_t raw[sizeof(struct fi_eq_cm_entry) + 64];
+	} buf;
+	uint8_t err_data[64];
+	uint32_t event;
+	ssize_t n;
+
+	for (;;) {
+		n = fi_eq_read(ep->veq, &event, &buf, sizeof(buf), 0);
+		if (n == -FI_EAVAIL) {
+			struct fi_eq_err_entry err;
+
+			memset(&err, 0, sizeof(err));
+			err.err_data = err_data;
+			err.err_data_size = sizeof(err_data);
+			if (fi_eq_readerr(ep->veq, &err, 0) < 0)
+				break;
+			fdm_conn_error(ep, &err);
+			continue;
+		}
+		if (n < 0)
+			break;
+		if ((size_t)n < sizeof(struct fi_eq_cm_entry))
+			continue;
+		switch (event) {
+		case FI_CONNREQ:
+			fdm_conn_connreq(ep, &buf.cm, (size_t)n - sizeof(buf.cm));
+			break;
+		case FI_CONNECTED:
+			fdm_conn_connected(ep, &buf.cm, (size_t)n - sizeof(buf.cm));
+			break;
+		case FI_SHUTDOWN: {
+			struct fdm_conn *c = buf.cm.fid->context;
+
+			if (c && c->ep == ep && c->vep && buf.cm.fid == &c->vep->fid)
+				fdm_conn_fail(c, FI_ECONNRESET);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	if (fdv_unlikely(ep->nwait))
+		fdm_conn_check_waits(ep);
+}
+
+void fdm_conn_close_all(struct fdm_ep *ep)
+{
+	for (uint32_t i = 0; i < ep->nconns; i++) {
+		struct fdm_conn *c = ep->conns[i];
+
+		if (c->vep)
+			fi_close(&c->vep->fid);
+		/* queued requests go with the endpoint, unreported */
+		while (!fdm_list_empty(&c->pending))
+			fdm_list_del(c->pending.next);
+		free(c);
+	}
+	ep->nconns = 0;
+	for (size_t i = 0; i < ep->nzombies; i++)
+		fi_close(&ep->zombies[i]->fid);
+	ep->nzombies = 0;
+}

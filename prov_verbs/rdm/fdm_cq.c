@@ -1,0 +1,368 @@
+/* RDM completion queues: a software queue the layer's progress fills.
+ * Reading one drives every endpoint bound to it (manual progress), then
+ * hands out what is queued in the application's format. Errors wait in
+ * their own FIFO; while one is there, reads answer -FI_EAVAIL. The queues
+ * grow rather than drop a completion. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fd_core.h"
+#include "fd_enosys.h"
+#include "fdm.h"
+
+static struct fdm_cq *fdm_cq_of(struct fid_cq *cq)
+{
+	return fdv_container_of(cq, struct fdm_cq, cq_fid);
+}
+
+int fdm_cq_add_ep(struct fdm_cq *cq, struct fdm_ep *ep)
+{
+	for (size_t i = 0; i < cq->neps; i++)
+		if (cq->eps[i] == ep)
+			return 0;
+	if (cq->neps == cq->eps_cap) {
+		size_t cap = cq->eps_cap ? cq->eps_cap * 2 : 4;
+		struct fdm_ep **n = realloc(cq->eps, cap * sizeof(*n));
+
+		if (!n)
+			return -FI_ENOMEM;
+		cq->eps = n;
+		cq->eps_cap = cap;
+	}
+	cq->eps[cq->neps++] = ep;
+	return 0;
+}
+
+void fdm_cq_del_ep(struct fdm_cq *cq, struct fdm_ep *ep)
+{
+	for (size_t i = 0; i < cq->neps; i++) {
+		if (cq->eps[i] == ep) {
+			cq->eps[i] = cq->eps[--cq->neps];
+			return;
+		}
+	}
+}
+
+static int fdm_cq_grow(void **ring, size_t *head, size_t *tail, size_t *cap,
+		       size_t elem)
+{
+	if (*head) {
+		memmove(*ring, (uint8_t *)*ring + *head * elem, (*tail - *head) * elem);
+		*tail -= *head;
+		*head = 0;
+		if (*tail < *cap)
+			return 0;
+	}
+	size_t ncap = *cap ? *cap * 2 : 64;
+	void *n = realloc(*ring, ncap * elem);
+
+	if (!n)
+		return -FI_ENOMEM;
+	*ring = n;
+	*cap = ncap;
+	return 0;
+}
+
+void fdm_cq_write(struct fdm_cq *cq, void *context, uint64_t flags,
+		  size_t len, void *buf, uint64_t data, uint64_t tag,
+		  fi_addr_t src)
+{
+	struct fdm_cqe *e;
+
+	if (fdv_unlikely(cq->tail == cq->cap) &&
+	    fdm_cq_grow((void **)&cq->ring, &cq->head, &cq->tail, &cq->cap,
+			sizeof(*cq->ring))) {
+		FD_WARN(FD_LOG_CQ, "out of memory: completion of %p lost", context);
+		return;
+	}
+	e = &cq->ring[cq->tail++];
+	e->e.op_context = context;
+	e->e.flags = flags;
+	e->e.len = len;
+	e->e.buf = buf;
+	e->e.data = data;
+	e->e.tag = tag;
+	e->src = src;
+}
+
+void fdm_cq_write_err(struct fdm_cq *cq, void *context, uint64_t flags,
+		      int err, int prov_errno, size_t len, size_t olen,
+		      uint64_t data, uint64_t tag)
+{
+	struct fdm_cq_err *e;
+
+	if (cq->etail == cq->ecap &&
+	    fdm_cq_grow((void **)&cq->errs, &cq->ehead, &cq->etail, &cq->ecap,
+			sizeof(*cq->errs))) {
+		FD_WARN(FD_LOG_CQ, "out of memory: error completion of %p lost", context);
+		return;
+	}
+	e = &cq->errs[cq->etail++];
+	memset(e, 0, sizeof(*e));
+	e->e.op_context = context;
+	e->e.flags = flags;
+	e->e.len = len;
+	e->e.olen = olen;
+	e->e.data = data;
+	e->e.tag = tag;
+	e->e.err = err;
+	e->e.prov_errno = prov_errno;
+}
+
+static void fdm_cq_progress(struct fdm_cq *cq)
+{
+	for (size_t i = 0; i < cq->neps; i++)
+		fdm_ep_progress(cq->eps[i]);
+}
+
+static size_t fdm_cq_entry_size(enum fi_cq_format f)
+{
+	switch (f) {
+	case FI_CQ_FORMAT_CONTEXT:
+		return sizeof(struct fi_cq_entry);
+	case FI_CQ_FORMAT_MSG:
+		return sizeof(struct fi_cq_msg_entry);
+	case FI_CQ_FORMAT_DATA:
+		return sizeof(struct fi_cq_data_entry);
+	default:
+		return sizeof(struct fi_cq_tagged_entry);
+	}
+}
+
+static void fdm_cq_copy_out(enum fi_cq_format f, void *buf, size_t i,
+			    const struct fi_cq_tagged_entry *e)
+{
+	switch (f) {
+	case FI_CQ_FORMAT_CONTEXT:
+		((struct fi_cq_entry *)buf)[i].op_context = e->op_context;
+		break;
+	case FI_CQ_FORMAT_MSG: {
+		struct fi_cq_msg_entry *m = (struct fi_cq_msg_entry *)buf + i;
+
+		m->op_context = e->op_context;
+		m->flags = e->flags;
+		m->len = e->len;
+		break;
+	}
+	case FI_CQ_FORMAT_DATA: {
+		struct fi_cq_data_entry *m = (struct fi_cq_data_entry *)buf + i;
+
+		m->op_context = e->op_context;
+		m->flags = e->flags;
+		m->len = e->len;
+		m->buf = e->buf;
+		m->data = e->data;
+		break;
+	}
+	default:
+		((struct fi_cq_tagged_entry *)buf)[i] = *e;
+		break;
+	}
+}
+
+static ssize_t fdm_cq_take(struct fdm_cq *cq, void *buf, size_t count,
+			   fi_addr_t *src)
+{
+	size_t n = 0;
+
+	if (cq->ehead != cq->etail)
+		return -FI_EAVAIL;
+	while (n < count && cq->head != cq->tail) {
+		struct fdm_cqe *e = &cq->ring[cq->head++];
+
+		fdm_cq_copy_out(cq->format, buf, n, &e->e);
+		if (src)
+			src[n] = e->src;
+		n++;
+	}
+	if (cq->head == cq->tail)
+		cq->head = cq->tail = 0;
+	return n ? (ssize_t)n : -FI_EAGAIN;
+}
+
+static ssize_t fdm_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+			       fi_addr_t *src)
+{
+	struct fdm_cq *cq = fdm_cq_of(cq_fid);
+	ssize_t ret;
+
+	if (!buf && count)
+		return -FI_EINVAL;
+	fdm_lock(cq->domain);
+	fdm_cq_progress(cq);
+	ret = count ? fdm_cq_take(cq, buf, count, src) :
+		(cq->ehead != cq->etail ? -FI_EAVAIL : -FI_EAGAIN);
+	fdm_unlock(cq->domain);
+	return ret;
+}
+
+static ssize_t fdm_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
+{
+	return fdm_cq_readfrom(cq_fid, buf, count, NULL);
+}
+
+static ssize_t fdm_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
+			      uint64_t flags)
+{
+	struct fdm_cq *cq = fdm_cq_of(cq_fid);
+	struct fi_cq_err_entry *e;
+	ssize_t ret = 1;
+
+	if (!buf)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	fdm_lock(cq->domain);
+	if (cq->ehead == cq->etail)
+		fdm_cq_progress(cq);
+	if (cq->ehead == cq->etail) {
+		ret = -FI_EAGAIN;
+	} else {
+		void *err_data = buf->err_data;
+		size_t err_data_size = buf->err_data_size;
+
+		e = &cq->errs[cq->ehead++].e;
+		*buf = *e;
+		/* API 1.5+: the caller's err_data buffer stays its own; we
+		 * have no provider data to put there. */
+		buf->err_data = err_data;
+		buf->err_data_size = 0;
+		(void)err_data_size;
+		if (cq->ehead == cq->etail)
+			cq->ehead = cq->etail = 0;
+	}
+	fdm_unlock(cq->domain);
+	return ret;
+}
+
+static ssize_t fdm_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+				fi_addr_t *src, const void *cond, int timeout)
+{
+	struct fdm_cq *cq = fdm_cq_of(cq_fid);
+	long end = timeout < 0 ? -1 : fdm_now_ms() + timeout;
+	unsigned spins = 0;
+	ssize_t ret;
+
+	(void)cond;
+	for (;;) {
+		ret = fdm_cq_readfrom(cq_fid, buf, count, src);
+		if (ret != -FI_EAGAIN)
+			return ret;
+		if (__atomic_exchange_n(&cq->signaled, 0, __ATOMIC_ACQ_REL))
+			return -FI_EAGAIN;
+		if (end >= 0 && fdm_now_ms() >= end)
+			return -FI_EAGAIN;
+		if (++spins > 1024)
+			sched_yield();
+	}
+}
+
+static ssize_t fdm_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
+			    const void *cond, int timeout)
+{
+	return fdm_cq_sreadfrom(cq_fid, buf, count, NULL, cond, timeout);
+}
+
+static int fdm_cq_signal(struct fid_cq *cq_fid)
+{
+	__atomic_store_n(&fdm_cq_of(cq_fid)->signaled, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static const char *fdm_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
+				   const void *err_data, char *buf, size_t len)
+{
+	const char *s = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
+
+	(void)cq_fid;
+	(void)err_data;
+	if (buf && len) {
+		strncpy(buf, s, len - 1);
+		buf[len - 1] = '\0';
+		return buf;
+	}
+	return s;
+}
+
+static int fdm_cq_close(struct fid *fid)
+{
+	struct fdm_cq *cq = fdv_container_of(fid, struct fdm_cq, cq_fid.fid);
+
+	if (cq->neps)
+		return -FI_EBUSY;
+	__atomic_fetch_sub(&cq->domain->refs, 1, __ATOMIC_RELAXED);
+	free(cq->ring);
+	free(cq->errs);
+	free(cq->eps);
+	free(cq);
+	return 0;
+}
+
+static int fdm_cq_control(struct fid *fid, int command, void *arg)
+{
+	(void)fid;
+	(void)arg;
+	/* No wait object: progress is manual, the application polls. */
+	return command == FI_GETWAIT ? -FI_ENODATA : -FI_ENOSYS;
+}
+
+static struct fi_ops fdm_cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdm_cq_close,
+	.bind = fd_no_fid_bind,
+	.control = fdm_cq_control,
+	.ops_open = fd_no_fid_ops_open,
+	.tostr = fd_no_fid_tostr,
+	.ops_set = fd_no_fid_ops_set,
+};
+
+static struct fi_ops_cq fdm_cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = fdm_cq_read,
+	.readfrom = fdm_cq_readfrom,
+	.readerr = fdm_cq_readerr,
+	.sread = fdm_cq_sread,
+	.sreadfrom = fdm_cq_sreadfrom,
+	.signal = fdm_cq_signal,
+	.strerror = fdm_cq_strerror,
+};
+
+int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		struct fid_cq **cq_out, void *context)
+{
+	struct fdm_domain *d = fdv_container_of(domain, struct fdm_domain, domain_fid);
+	struct fdm_cq *cq;
+	enum fi_cq_format fmt;
+
+	if (!attr || !cq_out)
+		return -FI_EINVAL;
+	fmt = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr->format;
+	if (fmt != FI_CQ_FORMAT_CONTEXT && fmt != FI_CQ_FORMAT_MSG &&
+	    fmt != FI_CQ_FORMAT_DATA && fmt != FI_CQ_FORMAT_TAGGED)
+		return -FI_ENOSYS;
+	switch (attr->wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_YIELD:
+		break;
+	default:
+		return -FI_ENOSYS;
+	}
+	if (attr->flags & ~(uint64_t)0)
+		return -FI_EBADFLAGS;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	(void)fdm_cq_entry_size;
+	cq->domain = d;
+	cq->format = fmt;
+	cq->kind = FDV_CQ_KIND_LAYER;
+	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
+	cq->cq_fid.fid.context = context;
+	cq->cq_fid.fid.ops = &fdm_cq_fi_ops;
+	cq->cq_fid.ops = &fdm_cq_ops;
+	__atomic_fetch_add(&d->refs, 1, __ATOMIC_RELAXED);
+	*cq_out = &cq->cq_fid;
+	return 0;
+}

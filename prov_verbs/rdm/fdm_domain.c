@@ -1,0 +1,296 @@
+/* The RDM fabric and domain: wrappers of a verbs fabric and domain whose
+ * ops open the layer's objects (AV, CQ, counters, RDM endpoints). Memory
+ * registration is the verbs domain's own: a registration made here is a
+ * verbs one, so fi_mr_desc and fi_mr_key work on it unchanged and the
+ * layer's reads and writes can use it directly. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <arpa/inet.h>
+
+#include "fd_core.h"
+#include "fd_enosys.h"
+#include "fdm.h"
+#include "fdm_cntr.h"
+#include "fdv_layer.h"
+
+long fdm_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* ---- fabric ---- */
+
+static int fdm_fabric_close(struct fid *fid)
+{
+	struct fdm_fabric *f = fdv_container_of(fid, struct fdm_fabric, fabric_fid.fid);
+	int ret = fi_close(&f->vfabric->fid);
+
+	if (ret)
+		return ret;
+	free(f);
+	return 0;
+}
+
+static int fdm_fabric_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+			      struct fid_eq **eq, void *context)
+{
+	struct fdm_fabric *f = fdv_container_of(fabric, struct fdm_fabric, fabric_fid);
+
+	return fi_eq_open(f->vfabric, attr, eq, context);
+}
+
+static int fdm_fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
+{
+	(void)fabric;
+	(void)fids;
+	(void)count;
+	/* Progress is manual: a waiter must keep reading. */
+	return -FI_EAGAIN;
+}
+
+static struct fi_ops fdm_fabric_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdm_fabric_close,
+	.bind = fd_no_fid_bind,
+	.control = fd_no_fid_control,
+	.ops_open = fd_no_fid_ops_open,
+	.tostr = fd_no_fid_tostr,
+	.ops_set = fd_no_fid_ops_set,
+};
+
+static struct fi_ops_fabric fdm_fabric_ops = {
+	.size = sizeof(struct fi_ops_fabric),
+	.domain = fdm_domain_open,
+	.passive_ep = fd_no_fabric_passive_ep,
+	.eq_open = fdm_fabric_eq_open,
+	.wait_open = fd_no_fabric_wait_open,
+	.trywait = fdm_fabric_trywait,
+	.domain2 = fd_no_fabric_domain2,
+};
+
+int fdm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context)
+{
+	struct fi_fabric_attr vattr = *attr;
+	struct fdm_fabric *f = calloc(1, sizeof(*f));
+	int ret;
+
+	if (!f)
+		return -FI_ENOMEM;
+	vattr.prov_name = (char *)FDM_CORE_PROV_NAME;
+	ret = fi_fabric(&vattr, &f->vfabric, NULL);
+	if (ret) {
+		free(f);
+		return ret;
+	}
+	f->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
+	f->fabric_fid.fid.context = context;
+	f->fabric_fid.fid.ops = &fdm_fabric_fi_ops;
+	f->fabric_fid.ops = &fdm_fabric_ops;
+	f->fabric_fid.api_version = attr->api_version;
+	*fabric = &f->fabric_fid;
+	return 0;
+}
+
+/* ---- domain ---- */
+
+int fdm_wildcard(const void *addr)
+{
+	const struct sockaddr *sa = addr;
+
+	if (!sa)
+		return 1;
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)addr)->sin_addr.s_addr == htonl(INADDR_ANY);
+	if (sa->sa_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)addr)->sin6_addr, &in6addr_any,
+			       sizeof(in6addr_any));
+	return 0;
+}
+
+static int fdm_domain_close(struct fid *fid)
+{
+	struct fdm_domain *d = fdv_container_of(fid, struct fdm_domain, domain_fid.fid);
+	int ret;
+
+	if (d->refs)
+		return -FI_EBUSY;
+	ret = fi_close(&d->vdomain->fid);
+	if (ret)
+		return ret;
+	fi_freeinfo(d->info);
+	fi_freeinfo(d->core);
+	pthread_mutex_destroy(&d->mutex);
+	free(d);
+	return 0;
+}
+
+static int fdm_mr_reg(struct fid *fid, const void *buf, size_t len,
+		      uint64_t access, uint64_t offset, uint64_t requested_key,
+		      uint64_t flags, struct fid_mr **mr, void *context)
+{
+	struct fdm_domain *d = fdv_container_of(fid, struct fdm_domain, domain_fid.fid);
+
+	return fi_mr_reg(d->vdomain, buf, len, access, offset, requested_key,
+			 flags, mr, context);
+}
+
+static int fdm_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		       uint64_t access, uint64_t offset, uint64_t requested_key,
+		       uint64_t flags, struct fid_mr **mr, void *context)
+{
+	struct fdm_domain *d = fdv_container_of(fid, struct fdm_domain, domain_fid.fid);
+
+	return fi_mr_regv(d->vdomain, iov, count, access, offset, requested_key,
+			  flags, mr, context);
+}
+
+static int fdm_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+			  uint64_t flags, struct fid_mr **mr)
+{
+	struct fdm_domain *d = fdv_container_of(fid, struct fdm_domain, domain_fid.fid);
+
+	return fi_mr_regattr(d->vdomain, attr, flags, mr);
+}
+
+static struct fi_ops_mr fdm_mr_ops = {
+	.size = sizeof(struct fi_ops_mr),
+	.reg = fdm_mr_reg,
+	.regv = fdm_mr_regv,
+	.regattr = fdm_mr_regattr,
+};
+
+static int fdm_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+			    enum fi_op op, struct fi_atomic_attr *attr, uint64_t flags)
+{
+	struct fdm_domain *d = fdv_container_of(domain, struct fdm_domain, domain_fid);
+
+	return fi_query_atomic(d->vdomain, datatype, op, attr, flags);
+}
+
+static int fdm_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
+				struct fid_ep **ep, uint64_t flags, void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return fdm_ep_open(domain, info, ep, context);
+}
+
+static struct fi_ops fdm_domain_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdm_domain_close,
+	.bind = fd_no_fid_bind,
+	.control = fd_no_fid_control,
+	.ops_open = fd_no_fid_ops_open,
+	.tostr = fd_no_fid_tostr,
+	.ops_set = fd_no_fid_ops_set,
+};
+
+static struct fi_ops_domain fdm_domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = fdm_av_open,
+	.cq_open = fdm_cq_open,
+	.endpoint = fdm_ep_open,
+	.scalable_ep = fd_no_domain_scalable_ep,
+	.cntr_open = fdm_cntr_open,
+	.poll_open = fd_no_domain_poll_open,
+	.stx_ctx = fd_no_domain_stx_ctx,
+	.srx_ctx = fd_no_domain_srx_ctx,
+	.query_atomic = fdm_query_atomic,
+	.query_collective = fd_no_domain_query_collective,
+	.endpoint2 = fdm_domain_endpoint2,
+};
+
+int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context)
+{
+	struct fdm_fabric *f = fdv_container_of(fabric, struct fdm_fabric, fabric_fid);
+	struct fi_info *hints = NULL, *core = NULL;
+	struct fdm_domain *d;
+	int ret;
+
+	if (!info || !domain || !info->ep_attr || info->ep_attr->type != FI_EP_RDM ||
+	    !info->fabric_attr || !info->fabric_attr->prov_name ||
+	    strcasecmp(info->fabric_attr->prov_name, FDM_PROV_NAME))
+		return -FI_EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -FI_ENOMEM;
+	/* The verbs entry of the same device and address family. */
+	hints = fdm_core_hints(info);
+	if (!hints) {
+		ret = -FI_ENOMEM;
+		goto err;
+	}
+	free(hints->dest_addr);
+	hints->dest_addr = NULL;
+	hints->dest_addrlen = 0;
+	/* the listening port is the endpoint's business */
+	if (hints->src_addr) {
+		struct sockaddr *sa = hints->src_addr;
+
+		if (sa->sa_family == AF_INET)
+			((struct sockaddr_in *)hints->src_addr)->sin_port = 0;
+		else if (sa->sa_family == AF_INET6)
+			((struct sockaddr_in6 *)hints->src_addr)->sin6_port = 0;
+	}
+	ret = fdv_getinfo(info->fabric_attr->api_version ? info->fabric_attr->api_version :
+			  FI_VERSION(1, 17), NULL, NULL, 0, hints, &core);
+	if (!ret && fdm_wildcard(core->src_addr)) {
+		/* a wildcard source (a server given only a port): the
+		 * device's own address is what peers must be told */
+		struct fi_info *named = NULL;
+
+		free(hints->src_addr);
+		hints->src_addr = NULL;
+		hints->src_addrlen = 0;
+		if (!fdv_getinfo(info->fabric_attr->api_version ? info->fabric_attr->api_version :
+				 FI_VERSION(1, 17), NULL, NULL, 0, hints, &named)) {
+			fi_freeinfo(core);
+			core = named;
+		}
+	}
+	fi_freeinfo(hints);
+	if (ret)
+		goto err;
+	fi_freeinfo(core->next);
+	core->next = NULL;
+	d->core = core;
+	d->info = fi_dupinfo(info);
+	if (!d->info) {
+		ret = -FI_ENOMEM;
+		goto err;
+	}
+	ret = fi_domain(f->vfabric, core, &d->vdomain, NULL);
+	if (ret)
+		goto err;
+	pthread_mutex_init(&d->mutex, NULL);
+	d->locked = info->domain_attr &&
+		(info->domain_attr->threading == FI_THREAD_SAFE ||
+		 info->domain_attr->threading == FI_THREAD_UNSPEC);
+	d->fabric = f;
+	fdm_list_init(&d->eps);
+	d->pool_size = core->rx_attr->size < FDM_POOL_MAX ?
+		(uint32_t)core->rx_attr->size : FDM_POOL_MAX;
+	if (d->pool_size < 16)
+		d->pool_size = 16;
+	d->core_max_msg = core->ep_attr->max_msg_size ? core->ep_attr->max_msg_size :
+		((size_t)1 << 30);
+	d->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
+	d->domain_fid.fid.context = context;
+	d->domain_fid.fid.ops = &fdm_domain_fi_ops;
+	d->domain_fid.ops = &fdm_domain_ops;
+	d->domain_fid.mr = &fdm_mr_ops;
+	*domain = &d->domain_fid;
+	return 0;
+err:
+	fi_freeinfo(d->core);
+	fi_freeinfo(d->info);
+	free(d);
+	return ret;
+}

@@ -1,0 +1,654 @@
+/* RDM endpoints: the object, its bindings, and what fi_enable builds under
+ * it through the public verbs API: an EQ, one CQ for every connection, a
+ * shared receive context holding the eager pool, a passive endpoint whose
+ * address is the endpoint's name, and one registered region for the pool
+ * and the transmit bounce buffers. Connections come later, on first use
+ * (fdm_conn.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fd_core.h"
+#include "fd_enosys.h"
+#include "fdm.h"
+#include "fdm_cntr.h"
+
+void fdm_count(struct fdm_ep *ep, uint8_t which, int err)
+{
+	struct fid_cntr *c;
+
+	if (which >= FDM_CNTR_N || !(c = ep->cntr[which]))
+		return;
+	if (err)
+		fdm_cntr_inc_err(c);
+	else
+		fdm_cntr_inc(c);
+}
+
+struct fdm_tx *fdm_tx_get(struct fdm_ep *ep)
+{
+	struct fdm_tx *tx;
+
+	if (!ep->tx_nfree)
+		return NULL;
+	tx = &ep->txs[ep->tx_free[--ep->tx_nfree]];
+	tx->in_use = true;
+	tx->rts_done = false;
+	tx->done_rcvd = false;
+	tx->report = false;
+	tx->vep = NULL;
+	tx->cntr = FDM_CNTR_NONE;
+	tx->gen++;
+	return tx;
+}
+
+void fdm_tx_put(struct fdm_ep *ep, struct fdm_tx *tx)
+{
+	for (unsigned i = 0; i < FDM_IOV_LIMIT; i++) {
+		if (tx->mr[i]) {
+			fi_close(&tx->mr[i]->fid);
+			tx->mr[i] = NULL;
+		}
+	}
+	tx->in_use = false;
+	ep->tx_free[ep->tx_nfree++] = tx->idx;
+}
+
+int fdm_is_rxbuf(struct fdm_ep *ep, void *ctx)
+{
+	uintptr_t p = (uintptr_t)ctx, b = (uintptr_t)ep->rxbufs;
+
+	return ep->rxbufs && p >= b && p < b + ep->nrxbufs * sizeof(*ep->rxbufs) &&
+		(p - b) % sizeof(*ep->rxbufs) == 0;
+}
+
+int fdm_is_tx(struct fdm_ep *ep, void *ctx)
+{
+	uintptr_t p = (uintptr_t)ctx, b = (uintptr_t)ep->txs;
+
+	return ep->txs && p >= b && p < b + ep->ntx * sizeof(*ep->txs) &&
+		(p - b) % sizeof(*ep->txs) == 0;
+}
+
+/* ---- progress ---- */
+
+static void fdm_ep_read_vcq(struct fdm_ep *ep)
+{
+	struct fi_cq_data_entry e[FDM_CQ_BATCH];
+	ssize_t n;
+
+	for (;;) {
+		n = fi_cq_read(ep->vcq, e, FDM_CQ_BATCH);
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry err;
+
+			memset(&err, 0, sizeof(err));
+			if (fi_cq_readerr(ep->vcq, &err, 0) != 1)
+				return;
+			if (fdm_is_rxbuf(ep, err.op_context)) {
+				/* a pool buffer flushed or failed: put it back */
+				fdm_repost(ep, err.op_context);
+			} else if (fdm_is_tx(ep, err.op_context)) {
+				fdm_handle_tx_done(ep, err.op_context,
+						   err.err ? err.err : FI_EIO);
+			} else if (err.op_context) {
+				fdm_handle_rndv_read(ep, err.op_context,
+						     err.err ? err.err : FI_EIO);
+			}
+			continue;
+		}
+		if (n <= 0)
+			return;
+		for (ssize_t i = 0; i < n; i++) {
+			void *ctx = e[i].op_context;
+
+			if (e[i].flags & FI_RECV)
+				fdm_handle_recv(ep, ctx, e[i].len);
+			else if (e[i].flags & FI_REMOTE_WRITE)
+				fdm_handle_remote_write(ep, ctx, e[i].data);
+			else if (fdm_is_tx(ep, ctx))
+				fdm_handle_tx_done(ep, ctx, 0);
+			else
+				fdm_handle_rndv_read(ep, ctx, 0);
+		}
+		if (n < FDM_CQ_BATCH)
+			return;
+	}
+}
+
+/* Everything the endpoint has to do now; the domain lock is held. */
+void fdm_ep_progress(struct fdm_ep *ep)
+{
+	if (fdv_unlikely(!ep->enabled))
+		return;
+	/* completions first: what arrived on a connection is delivered
+	 * before its disconnect is seen */
+	fdm_ep_read_vcq(ep);
+	/* Reading the EQ is a system call (rdma_cm's event channel): every
+	 * FDM_EQ_EVERY-th progress only, and always while a connection is
+	 * being made or waited for. */
+	if (ep->nconnecting || !(++ep->eq_tick % FDM_EQ_EVERY))
+		fdm_conn_handle_events(ep);
+	if (!fdm_list_empty(&ep->flush))
+		fdm_conn_flush(ep);
+	if (!fdm_list_empty(&ep->rndv_active))
+		fdm_rndv_pump(ep);
+}
+
+/* For counters (fdm_cntr), which call without the lock. A counter wait
+ * drives every endpoint of the domain, not only those bound to it: a
+ * program waiting on its send counter must still see its peer endpoint in
+ * the same domain accept the connection and take the messages. */
+void fdm_ep_progress_cb(void *arg)
+{
+	struct fdm_ep *ep = arg;
+	struct fdm_domain *d = ep->domain;
+
+	fdm_lock(d);
+	for (struct fdm_node *n = d->eps.next; n != &d->eps; n = n->next)
+		fdm_ep_progress(fdm_entry(n, struct fdm_ep, dom_node));
+	fdm_unlock(d);
+}
+
+/* ---- bind ---- */
+
+static int fdm_ep_bind_cntr(struct fdm_ep *ep, struct fid_cntr *c, uint64_t flags)
+{
+	static const struct { uint64_t flag; int idx; } map[] = {
+		{ FI_SEND, FDM_CNTR_SEND }, { FI_RECV, FDM_CNTR_RECV },
+		{ FI_READ, FDM_CNTR_READ }, { FI_WRITE, FDM_CNTR_WRITE },
+		{ FI_REMOTE_READ, FDM_CNTR_RREAD }, { FI_REMOTE_WRITE, FDM_CNTR_RWRITE },
+	};
+	int ret;
+
+	if (!flags || (flags & ~(uint64_t)(FI_SEND | FI_RECV | FI_READ | FI_WRITE |
+					  FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		return -FI_EBADFLAGS;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if ((flags & map[i].flag) && ep->cntr[map[i].idx])
+			return -FI_EINVAL;
+	ret = fdm_cntr_add_progress(c, fdm_ep_progress_cb, ep);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (flags & map[i].flag)
+			ep->cntr[map[i].idx] = c;
+	return 0;
+}
+
+static int fdm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct fdm_ep *ep = fdv_container_of(fid, struct fdm_ep, ep_fid.fid);
+	int ret = 0;
+
+	if (!bfid)
+		return -FI_EINVAL;
+	if (ep->enabled)
+		return -FI_EOPBADSTATE;
+	switch (bfid->fclass) {
+	case FI_CLASS_CQ: {
+		struct fdm_cq *cq = fdv_container_of(bfid, struct fdm_cq, cq_fid.fid);
+
+		if (cq->kind != FDV_CQ_KIND_LAYER || cq->domain != ep->domain)
+			return -FI_EINVAL;
+		if (flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
+			return -FI_EBADFLAGS;
+		if (!(flags & (FI_TRANSMIT | FI_RECV)))
+			return -FI_EBADFLAGS;
+		if (((flags & FI_TRANSMIT) && ep->tx_cq) || ((flags & FI_RECV) && ep->rx_cq))
+			return -FI_EINVAL;
+		fdm_lock(ep->domain);
+		ret = fdm_cq_add_ep(cq, ep);
+		fdm_unlock(ep->domain);
+		if (ret)
+			return ret;
+		if (flags & FI_TRANSMIT) {
+			ep->tx_cq = cq;
+			ep->tx_cq_flags = flags & FI_SELECTIVE_COMPLETION;
+		}
+		if (flags & FI_RECV) {
+			ep->rx_cq = cq;
+			ep->rx_cq_flags = flags & FI_SELECTIVE_COMPLETION;
+		}
+		return 0;
+	}
+	case FI_CLASS_AV: {
+		struct fdm_av *av = fdv_container_of(bfid, struct fdm_av, av_fid.fid);
+
+		if (flags)
+			return -FI_EBADFLAGS;
+		if (ep->av || av->domain != ep->domain)
+			return -FI_EINVAL;
+		ep->av = av;
+		av->refs++;
+		return 0;
+	}
+	case FI_CLASS_CNTR:
+		return fdm_ep_bind_cntr(ep, fdv_container_of(bfid, struct fid_cntr, fid), flags);
+	case FI_CLASS_EQ:
+		/* no asynchronous events to report beyond the CQs */
+		return 0;
+	default:
+		return -FI_EINVAL;
+	}
+}
+
+/* ---- enable: the verbs objects ---- */
+
+static int fdm_ep_setup_region(struct fdm_ep *ep)
+{
+	struct fdm_domain *d = ep->domain;
+	size_t rx_bytes, tx_bytes;
+	int ret;
+
+	ep->nrxbufs = d->pool_size;
+	ep->ntx = (uint32_t)ep->info->tx_attr->size;
+	ep->nrx = (uint32_t)ep->info->rx_attr->size;
+	rx_bytes = (size_t)ep->nrxbufs * FDM_BUF_SIZE;
+	tx_bytes = (size_t)ep->ntx * FDM_BUF_SIZE;
+	ep->region_len = rx_bytes + tx_bytes;
+	if (posix_memalign((void **)&ep->region, 4096, ep->region_len))
+		return -FI_ENOMEM;
+	ep->rxbufs = calloc(ep->nrxbufs, sizeof(*ep->rxbufs));
+	ep->txs = calloc(ep->ntx, sizeof(*ep->txs));
+	ep->tx_free = calloc(ep->ntx, sizeof(*ep->tx_free));
+	ep->rxs = calloc(ep->nrx, sizeof(*ep->rxs));
+	ep->rx_free = calloc(ep->nrx, sizeof(*ep->rx_free));
+	if (!ep->rxbufs || !ep->txs || !ep->tx_free || !ep->rxs || !ep->rx_free)
+		return -FI_ENOMEM;
+	for (uint32_t i = 0; i < ep->nrxbufs; i++) {
+		ep->rxbufs[i].idx = i;
+		ep->rxbufs[i].buf = ep->region + (size_t)i * FDM_BUF_SIZE;
+	}
+	for (uint32_t i = 0; i < ep->ntx; i++) {
+		ep->txs[i].idx = i;
+		ep->txs[i].buf = ep->region + rx_bytes + (size_t)i * FDM_BUF_SIZE;
+		fdm_list_init(&ep->txs[i].node);
+		ep->tx_free[i] = ep->ntx - 1 - i;
+	}
+	ep->tx_nfree = ep->ntx;
+	for (uint32_t i = 0; i < ep->nrx; i++) {
+		fdm_list_init(&ep->rxs[i].node);
+		ep->rx_free[i] = ep->nrx - 1 - i;
+	}
+	ep->rx_nfree = ep->nrx;
+	ret = fi_mr_reg(d->vdomain, ep->region, ep->region_len,
+			FI_SEND | FI_RECV | FI_READ | FI_WRITE, 0, 0, 0, &ep->vmr, NULL);
+	if (ret)
+		return ret;
+	ep->vdesc = fi_mr_desc(ep->vmr);
+	return 0;
+}
+
+static int fdm_ep_enable(struct fdm_ep *ep)
+{
+	struct fdm_domain *d = ep->domain;
+	struct fi_eq_attr eq_attr = { .size = 256, .wait_obj = FI_WAIT_NONE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE };
+	struct fi_rx_attr srx_attr;
+	struct fi_info *pinfo = NULL;
+	size_t len;
+	int ret;
+
+	if (ep->enabled)
+		return 0;
+	if (!ep->tx_cq || !ep->rx_cq)
+		return -FI_ENOCQ;
+	if (!ep->av)
+		return -FI_ENOAV;
+	ret = fdm_ep_setup_region(ep);
+	if (ret)
+		return ret;
+	ret = fi_eq_open(d->fabric->vfabric, &eq_attr, &ep->veq, NULL);
+	if (ret)
+		return ret;
+	/* every pool buffer and every send in flight, twice over for the
+	 * reads of rendezvous and the layer's own messages */
+	cq_attr.size = (size_t)ep->nrxbufs + 2u * ep->ntx + 64u;
+	ret = fi_cq_open(d->vdomain, &cq_attr, &ep->vcq, NULL);
+	if (ret)
+		return ret;
+	memset(&srx_attr, 0, sizeof(srx_attr));
+	srx_attr.size = ep->nrxbufs;
+	srx_attr.iov_limit = 1;
+	ret = fi_srx_context(d->vdomain, &srx_attr, &ep->vsrx, NULL);
+	if (ret)
+		return ret;
+
+	/* the passive endpoint: the address the application asked for
+	 * (its port too, as fi_pingpong's server does), else an ephemeral
+	 * port on the device's address */
+	pinfo = fi_dupinfo(d->core);
+	if (!pinfo)
+		return -FI_ENOMEM;
+	if (ep->info->src_addr && ep->info->src_addrlen) {
+		free(pinfo->src_addr);
+		pinfo->src_addr = malloc(ep->info->src_addrlen);
+		if (!pinfo->src_addr) {
+			fi_freeinfo(pinfo);
+			return -FI_ENOMEM;
+		}
+		memcpy(pinfo->src_addr, ep->info->src_addr, ep->info->src_addrlen);
+		pinfo->src_addrlen = ep->info->src_addrlen;
+	}
+	free(pinfo->dest_addr);
+	pinfo->dest_addr = NULL;
+	pinfo->dest_addrlen = 0;
+	ret = fi_passive_ep(d->fabric->vfabric, pinfo, &ep->vpep, ep);
+	fi_freeinfo(pinfo);
+	if (ret)
+		return ret;
+	ret = fi_pep_bind(ep->vpep, &ep->veq->fid, 0);
+	if (ret)
+		return ret;
+	ret = fi_listen(ep->vpep);
+	if (ret)
+		return ret;
+	{
+		struct sockaddr_in6 rawbuf;
+		uint8_t *raw = (uint8_t *)&rawbuf;
+
+		len = sizeof(rawbuf);
+		ret = fi_getname(&ep->vpep->fid, raw, &len);
+		if (ret)
+			return ret;
+		if (fdm_wildcard(raw) && d->core->src_addr && !fdm_wildcard(d->core->src_addr) &&
+		    ((struct sockaddr *)d->core->src_addr)->sa_family ==
+		    ((struct sockaddr *)(void *)raw)->sa_family) {
+			/* listening on every address: name the device's */
+			if (((struct sockaddr *)(void *)raw)->sa_family == AF_INET)
+				((struct sockaddr_in *)(void *)raw)->sin_addr =
+					((struct sockaddr_in *)d->core->src_addr)->sin_addr;
+			else
+				((struct sockaddr_in6 *)(void *)raw)->sin6_addr =
+					((struct sockaddr_in6 *)d->core->src_addr)->sin6_addr;
+		}
+		ret = fdm_name_parse(&ep->name, raw, len);
+		if (ret) {
+			FD_WARN(FD_LOG_EP_CTRL, "the RDM endpoint's address is not one a "
+				"peer can reach (a wildcard?)");
+			return ret;
+		}
+		fdm_name_key(&ep->name, ep->name_key);
+	}
+
+	for (uint32_t i = 0; i < ep->nrxbufs; i++) {
+		ret = (int)fi_recv(ep->vsrx, ep->rxbufs[i].buf, FDM_BUF_SIZE, ep->vdesc,
+				   0, &ep->rxbufs[i]);
+		if (ret)
+			return ret;
+	}
+	ep->enabled = true;
+	fdm_list_add_tail(&d->eps, &ep->dom_node);
+	return 0;
+}
+
+static int fdm_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct fdm_ep *ep = fdv_container_of(fid, struct fdm_ep, ep_fid.fid);
+	int ret;
+
+	switch (command) {
+	case FI_ENABLE:
+		fdm_lock(ep->domain);
+		ret = fdm_ep_enable(ep);
+		fdm_unlock(ep->domain);
+		if (ret)
+			FD_WARN(FD_LOG_EP_CTRL, "fi_enable of an RDM endpoint: %s",
+				fi_strerror(-ret));
+		return ret;
+	case FI_GETOPSFLAG: {
+		uint64_t *f = arg;
+
+		if (!f)
+			return -FI_EINVAL;
+		if ((*f & FI_TRANSMIT) && (*f & FI_RECV))
+			return -FI_EINVAL;
+		*f = (*f & FI_TRANSMIT) ? ep->tx_op_flags : ep->rx_op_flags;
+		return 0;
+	}
+	case FI_SETOPSFLAG: {
+		uint64_t *f = arg;
+
+		if (!f)
+			return -FI_EINVAL;
+		if (*f & FI_TRANSMIT)
+			ep->tx_op_flags = *f & ~(uint64_t)FI_TRANSMIT;
+		else if (*f & FI_RECV)
+			ep->rx_op_flags = *f & ~(uint64_t)FI_RECV;
+		else
+			return -FI_EINVAL;
+		return 0;
+	}
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static int fdm_ep_close(struct fid *fid)
+{
+	struct fdm_ep *ep = fdv_container_of(fid, struct fdm_ep, ep_fid.fid);
+	struct fdm_domain *d = ep->domain;
+
+	fdm_lock(d);
+	if (ep->enabled) {
+		/* what completed already is taken, the rest dropped */
+		fdm_ep_progress(ep);
+	}
+	if (ep->enabled)
+		fdm_list_del(&ep->dom_node);
+	ep->enabled = false;
+	fdm_conn_close_all(ep);
+	fdm_ep_drop_queues(ep);
+	if (ep->tx_cq)
+		fdm_cq_del_ep(ep->tx_cq, ep);
+	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+		fdm_cq_del_ep(ep->rx_cq, ep);
+	fdm_unlock(d);
+	for (int i = 0; i < FDM_CNTR_N; i++) {
+		struct fid_cntr *c = ep->cntr[i];
+
+		if (!c)
+			continue;
+		for (int j = i; j < FDM_CNTR_N; j++)
+			if (ep->cntr[j] == c)
+				ep->cntr[j] = NULL;
+		fdm_cntr_del_progress(c, ep);
+	}
+	if (ep->av)
+		ep->av->refs--;
+	if (ep->vpep)
+		fi_close(&ep->vpep->fid);
+	if (ep->vsrx)
+		fi_close(&ep->vsrx->fid);
+	if (ep->vcq)
+		fi_close(&ep->vcq->fid);
+	if (ep->veq)
+		fi_close(&ep->veq->fid);
+	if (ep->vmr)
+		fi_close(&ep->vmr->fid);
+	free(ep->region);
+	free(ep->rxbufs);
+	free(ep->txs);
+	free(ep->tx_free);
+	free(ep->rxs);
+	free(ep->rx_free);
+	free(ep->conns);
+	free(ep->by_addr);
+	free(ep->zombies);
+	fi_freeinfo(ep->info);
+	__atomic_fetch_sub(&d->refs, 1, __ATOMIC_RELAXED);
+	free(ep);
+	return 0;
+}
+
+static int fdm_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct fdm_ep *ep = fdv_container_of(fid, struct fdm_ep, ep_fid.fid);
+	size_t have;
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	have = *addrlen;
+	*addrlen = ep->name.len;
+	if (!addr || have < ep->name.len)
+		return -FI_ETOOSMALL;
+	memcpy(addr, &ep->name.u, ep->name.len);
+	return 0;
+}
+
+static int fdm_ep_getopt(fid_t fid, int level, int optname, void *optval,
+			 size_t *optlen)
+{
+	struct fdm_ep *ep = fdv_container_of(fid, struct fdm_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	switch (optname) {
+	case FI_OPT_MIN_MULTI_RECV:
+		if (!optval || !optlen || *optlen < sizeof(size_t))
+			return -FI_EINVAL;
+		*(size_t *)optval = ep->min_multi_recv;
+		*optlen = sizeof(size_t);
+		return 0;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+}
+
+static int fdm_ep_setopt(fid_t fid, int level, int optname, const void *optval,
+			 size_t optlen)
+{
+	struct fdm_ep *ep = fdv_container_of(fid, struct fdm_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	switch (optname) {
+	case FI_OPT_MIN_MULTI_RECV:
+		if (!optval || optlen != sizeof(size_t))
+			return -FI_EINVAL;
+		ep->min_multi_recv = *(const size_t *)optval;
+		return 0;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+}
+
+static ssize_t fdm_ep_tx_size_left(struct fid_ep *ep_fid)
+{
+	return fdm_ep_of(ep_fid)->tx_nfree;
+}
+
+static ssize_t fdm_ep_rx_size_left(struct fid_ep *ep_fid)
+{
+	return fdm_ep_of(ep_fid)->rx_nfree;
+}
+
+
+static struct fi_ops fdm_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fdm_ep_close,
+	.bind = fdm_ep_bind,
+	.control = fdm_ep_control,
+	.ops_open = fd_no_fid_ops_open,
+	.tostr = fd_no_fid_tostr,
+	.ops_set = fd_no_fid_ops_set,
+};
+
+static struct fi_ops_ep fdm_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = fdm_ep_cancel,
+	.getopt = fdm_ep_getopt,
+	.setopt = fdm_ep_setopt,
+	.tx_ctx = fd_no_ep_tx_ctx,
+	.rx_ctx = fd_no_ep_rx_ctx,
+	.rx_size_left = fdm_ep_rx_size_left,
+	.tx_size_left = fdm_ep_tx_size_left,
+};
+
+static struct fi_ops_cm fdm_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = fd_no_cm_setname,
+	.getname = fdm_ep_getname,
+	.getpeer = fd_no_cm_getpeer,
+	.connect = fd_no_cm_connect,
+	.listen = fd_no_cm_listen,
+	.accept = fd_no_cm_accept,
+	.reject = fd_no_cm_reject,
+	.shutdown = fd_no_cm_shutdown,
+	.join = fd_no_cm_join,
+};
+
+static struct fi_ops_collective fdm_collective_ops = {
+	.size = sizeof(struct fi_ops_collective),
+	.barrier = fd_no_collective_barrier,
+	.broadcast = fd_no_collective_broadcast,
+	.alltoall = fd_no_collective_alltoall,
+	.allreduce = fd_no_collective_allreduce,
+	.allgather = fd_no_collective_allgather,
+	.reduce_scatter = fd_no_collective_reduce_scatter,
+	.reduce = fd_no_collective_reduce,
+	.scatter = fd_no_collective_scatter,
+	.gather = fd_no_collective_gather,
+	.msg = fd_no_collective_msg,
+	.barrier2 = fd_no_collective_barrier2,
+};
+
+int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **ep_out, void *context)
+{
+	struct fdm_domain *d = fdv_container_of(domain, struct fdm_domain, domain_fid);
+	struct fdm_ep *ep;
+
+	if (!info || !ep_out || !info->ep_attr || info->ep_attr->type != FI_EP_RDM ||
+	    !info->tx_attr || !info->rx_attr)
+		return -FI_EINVAL;
+	if (info->tx_attr->iov_limit > FDM_IOV_LIMIT ||
+	    info->rx_attr->iov_limit > FDM_IOV_LIMIT ||
+	    info->tx_attr->inject_size > FDM_EAGER_MAX)
+		return -FI_EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->info = fi_dupinfo(info);
+	if (!ep->info) {
+		free(ep);
+		return -FI_ENOMEM;
+	}
+	if (!ep->info->tx_attr->size)
+		ep->info->tx_attr->size = FDM_DEF_TX_SIZE;
+	if (!ep->info->rx_attr->size)
+		ep->info->rx_attr->size = FDM_DEF_RX_SIZE;
+	if (!ep->info->tx_attr->iov_limit)
+		ep->info->tx_attr->iov_limit = FDM_IOV_LIMIT;
+	if (!ep->info->rx_attr->iov_limit)
+		ep->info->rx_attr->iov_limit = FDM_IOV_LIMIT;
+	ep->domain = d;
+	ep->kind = FDV_EP_KIND_LAYER;
+	ep->directed = !!(info->caps & FI_DIRECTED_RECV);
+	ep->rma_event = !!(info->caps & FI_RMA_EVENT);
+	fdm_list_init(&ep->dom_node);
+	ep->tx_op_flags = info->tx_attr->op_flags;
+	ep->rx_op_flags = info->rx_attr->op_flags;
+	ep->min_multi_recv = 64;
+	fdm_list_init(&ep->posted_msg);
+	fdm_list_init(&ep->posted_tag);
+	fdm_list_init(&ep->unexp_msg);
+	fdm_list_init(&ep->unexp_tag);
+	fdm_list_init(&ep->rndv_active);
+	fdm_list_init(&ep->flush);
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &fdm_ep_fi_ops;
+	ep->ep_fid.ops = &fdm_ep_ops;
+	ep->ep_fid.cm = &fdm_cm_ops;
+	ep->ep_fid.msg = &fdm_msg_ops;
+	ep->ep_fid.tagged = &fdm_tagged_ops;
+	ep->ep_fid.rma = &fdm_rma_ops;
+	ep->ep_fid.atomic = &fdm_atomic_ops;
+	ep->ep_fid.collective = &fdm_collective_ops;
+	__atomic_fetch_add(&d->refs, 1, __ATOMIC_RELAXED);
+	*ep_out = &ep->ep_fid;
+	return 0;
+}

@@ -1,0 +1,261 @@
+/* fi_getinfo for FI_EP_RDM ("verbs;ofi_rxm"): ask the verbs provider for
+ * the MSG entries an RDM endpoint can be built on (sends, RMA, the
+ * addresses the application gave) and turn each into an RDM entry. The
+ * addresses, device and fabric stay the verbs entry's; the rest says what
+ * this layer offers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fd_core.h"
+#include "fdm.h"
+#include "fdv_layer.h"
+
+/* What the layer implements. */
+#define FDM_CAPS	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | \
+			 FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | \
+			 FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_SOURCE | \
+			 FI_RMA_EVENT | FI_MULTI_RECV | FI_LOCAL_COMM | \
+			 FI_REMOTE_COMM)
+#define FDM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | \
+			 FI_READ | FI_WRITE)
+#define FDM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | \
+			 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV | \
+			 FI_SOURCE | FI_RMA_EVENT | FI_MULTI_RECV)
+/* What the verbs endpoints underneath must do. */
+#define FDM_CORE_CAPS	(FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND | FI_RECV | \
+			 FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define FDM_CORE_MR	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
+			 FI_MR_PROV_KEY)
+/* Upstream's generic tag format: every bit usable. */
+#define FDM_TAG_FORMAT	0xaaaaaaaaaaaaaaaaULL
+
+static int fdm_copy_addr(void **dst, size_t *dstlen, const void *src, size_t len)
+{
+	*dst = NULL;
+	*dstlen = 0;
+	if (!src || !len)
+		return 0;
+	*dst = malloc(len);
+	if (!*dst)
+		return -FI_ENOMEM;
+	memcpy(*dst, src, len);
+	*dstlen = len;
+	return 0;
+}
+
+/* The verbs hints an RDM request stands for. */
+static struct fi_info *fdm_core_hints_of(const struct fi_info *hints)
+{
+	struct fi_info *core = fi_allocinfo();
+
+	if (!core)
+		return NULL;
+	core->caps = FDM_CORE_CAPS;
+	core->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
+	core->ep_attr->type = FI_EP_MSG;
+	core->domain_attr->mr_mode = FDM_CORE_MR;
+	if (!hints)
+		return core;
+	core->addr_format = hints->addr_format;
+	if (fdm_copy_addr(&core->src_addr, &core->src_addrlen, hints->src_addr,
+			  hints->src_addrlen) ||
+	    fdm_copy_addr(&core->dest_addr, &core->dest_addrlen, hints->dest_addr,
+			  hints->dest_addrlen))
+		goto nomem;
+	if (hints->domain_attr && hints->domain_attr->name &&
+	    !(core->domain_attr->name = strdup(hints->domain_attr->name)))
+		goto nomem;
+	if (hints->fabric_attr && hints->fabric_attr->name &&
+	    !(core->fabric_attr->name = strdup(hints->fabric_attr->name)))
+		goto nomem;
+	return core;
+nomem:
+	fi_freeinfo(core);
+	return NULL;
+}
+
+/* The verbs info an RDM domain opens its objects with. */
+struct fi_info *fdm_core_hints(const struct fi_info *rdm)
+{
+	return fdm_core_hints_of(rdm);
+}
+
+/* Rewrite a verbs entry into the RDM entry built on it. */
+static int fdm_make_rdm(struct fi_info *fi)
+{
+	size_t core_max = fi->ep_attr->max_msg_size;
+	uint64_t key_size = fi->domain_attr->mr_key_size;
+
+	fi->caps = FDM_CAPS;
+	fi->mode = 0;
+	fi->handle = NULL;
+
+	fi->tx_attr->caps = FDM_TX_CAPS;
+	fi->tx_attr->mode = 0;
+	/* the op_flags it honours (the matcher checks hints against them;
+	 * the entry handed out carries the hints' own) */
+	fi->tx_attr->op_flags = FI_COMPLETION | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE;
+	fi->tx_attr->msg_order = FI_ORDER_SAS;
+	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	fi->tx_attr->inject_size = FDM_EAGER_MAX;
+	fi->tx_attr->size = FDM_DEF_TX_SIZE;
+	fi->tx_attr->iov_limit = FDM_IOV_LIMIT;
+	fi->tx_attr->rma_iov_limit = 1;
+
+	fi->rx_attr->caps = FDM_RX_CAPS;
+	fi->rx_attr->mode = 0;
+	fi->rx_attr->op_flags = FI_COMPLETION | FI_MULTI_RECV;
+	fi->rx_attr->msg_order = FI_ORDER_SAS;
+	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	fi->rx_attr->total_buffered_recv = 0;
+	fi->rx_attr->size = FDM_DEF_RX_SIZE;
+	fi->rx_attr->iov_limit = FDM_IOV_LIMIT;
+
+	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->protocol = FI_PROTO_RXM;
+	fi->ep_attr->protocol_version = FDM_PROTO_VERSION;
+	fi->ep_attr->max_msg_size = FDM_MAX_MSG_SIZE;
+	fi->ep_attr->msg_prefix_size = 0;
+	fi->ep_attr->max_order_raw_size = 0;
+	fi->ep_attr->max_order_war_size = 0;
+	fi->ep_attr->max_order_waw_size = 0;
+	fi->ep_attr->mem_tag_format = FDM_TAG_FORMAT;
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+	(void)core_max;
+
+	/* A domain mutex, taken only when the domain was opened with
+	 * FI_THREAD_SAFE (fdm_lock). */
+	fi->domain_attr->threading = FI_THREAD_SAFE;
+	/* Connections are made and data moves only inside calls on the
+	 * layer's objects (CQ and counter reads, posts). */
+	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	fi->domain_attr->av_type = FI_AV_UNSPEC;
+	/* Sends copy or register for themselves: no FI_MR_LOCAL. */
+	fi->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	fi->domain_attr->mr_key_size = key_size;
+	/* Remote CQ data rides in the header (8 bytes), but an RMA write's
+	 * is the verbs immediate: 4 bytes is what every operation carries. */
+	fi->domain_attr->cq_data_size = 4;
+	fi->domain_attr->max_ep_tx_ctx = 1;
+	fi->domain_attr->max_ep_rx_ctx = 1;
+	fi->domain_attr->max_ep_stx_ctx = 0;
+	fi->domain_attr->max_ep_srx_ctx = 0;
+	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	fi->domain_attr->mode = 0;
+
+	free(fi->fabric_attr->prov_name);
+	fi->fabric_attr->prov_name = strdup(FDM_PROV_NAME);
+	return fi->fabric_attr->prov_name ? 0 : -FI_ENOMEM;
+}
+
+static void fdm_apply_defaults(struct fi_info *fi, const struct fi_info *hints)
+{
+	const struct fi_tx_attr *htx = hints ? hints->tx_attr : NULL;
+	const struct fi_rx_attr *hrx = hints ? hints->rx_attr : NULL;
+
+	fi->tx_attr->op_flags = htx ? htx->op_flags : 0;
+	fi->rx_attr->op_flags = hrx ? hrx->op_flags : 0;
+	if (!htx || !htx->size)
+		fi->tx_attr->size = FDM_DEF_TX_SIZE;
+	if (!htx || !htx->iov_limit)
+		fi->tx_attr->iov_limit = FDM_IOV_LIMIT;
+	if (!htx || !htx->inject_size)
+		fi->tx_attr->inject_size = FDM_EAGER_MAX;
+	if (!hrx || !hrx->size)
+		fi->rx_attr->size = FDM_DEF_RX_SIZE;
+	if (!hrx || !hrx->iov_limit)
+		fi->rx_attr->iov_limit = FDM_IOV_LIMIT;
+}
+
+/* The hints minus the provider name (the front end already decided this
+ * provider answers to it) and with the types this layer translates. */
+struct fdm_hints_view {
+	struct fi_info info;
+	struct fi_fabric_attr fabric;
+};
+
+static const struct fi_info *fdm_hints_view(struct fdm_hints_view *v,
+					    const struct fi_info *hints)
+{
+	if (!hints || !hints->fabric_attr || !hints->fabric_attr->prov_name)
+		return hints;
+	v->info = *hints;
+	v->fabric = *hints->fabric_attr;
+	v->fabric.prov_name = NULL;
+	v->info.fabric_attr = &v->fabric;
+	return &v->info;
+}
+
+int fdm_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info)
+{
+	const struct fi_ep_attr *hep = hints ? hints->ep_attr : NULL;
+	struct fi_info *core_hints, *core = NULL, *head = NULL, **tail = &head;
+	struct fdm_hints_view view;
+	const struct fi_info *match;
+	int ret;
+
+	if (!info)
+		return -FI_EINVAL;
+	*info = NULL;
+	ret = fdv_abi_check();
+	if (ret)
+		return ret;
+	/* Only on request: a program asking for any endpoint type gets the
+	 * verbs MSG entries, as it would from upstream's verbs provider. */
+	if (!hep || hep->type != FI_EP_RDM)
+		return -FI_ENODATA;
+	if (hep->protocol != FI_PROTO_UNSPEC && hep->protocol != FI_PROTO_RXM)
+		return -FI_ENODATA;
+
+	core_hints = fdm_core_hints_of(hints);
+	if (!core_hints)
+		return -FI_ENOMEM;
+	ret = fdv_getinfo(version, node, service, flags, core_hints, &core);
+	fi_freeinfo(core_hints);
+	if (ret)
+		return ret;
+
+	match = fdm_hints_view(&view, hints);
+	for (struct fi_info *c = core; c; c = c->next) {
+		struct fi_info *t, *fi;
+
+		/* Rendezvous reads and the pool need what IB/RoCE give. */
+		if (c->ep_attr->protocol == FI_PROTO_IWARP)
+			continue;
+		t = fi_dupinfo(c);
+		if (!t || fdm_make_rdm(t)) {
+			fi_freeinfo(t);
+			ret = -FI_ENOMEM;
+			break;
+		}
+		t->next = NULL;
+		if (fd_info_check(version, t, match)) {
+			fi_freeinfo(t);
+			continue;
+		}
+		fi = fd_info_narrow(version, t, match);
+		fi_freeinfo(t);
+		if (!fi) {
+			ret = -FI_ENOMEM;
+			break;
+		}
+		fi->addr_format = c->addr_format;
+		fdm_apply_defaults(fi, hints);
+		*tail = fi;
+		tail = &fi->next;
+	}
+	fi_freeinfo(core);
+	if (ret) {
+		fi_freeinfo(head);
+		return ret;
+	}
+	if (!head)
+		return -FI_ENODATA;
+	*info = head;
+	return 0;
+}

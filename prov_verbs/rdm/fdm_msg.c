@@ -1,0 +1,997 @@
+/* Messages and tagged messages on RDM endpoints: the fi_msg and fi_tagged
+ * tables, matching against posted receives and the unexpected queue,
+ * eager copy through the pool, and the rendezvous (the receiver reads the
+ * sender's buffer, then says "done"). docs/rdm-protocol.md. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fd_core.h"
+#include "fdm.h"
+
+#define FDM_SEND_FLAGS (FI_REMOTE_CQ_DATA | FI_COMPLETION | FI_INJECT | \
+			FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
+			FI_DELIVERY_COMPLETE | FI_MORE | FI_FENCE | FI_TAGGED | \
+			FI_MSG)
+#define FDM_RECV_FLAGS (FI_COMPLETION | FI_MORE | FI_PEEK | FI_CLAIM | \
+			FI_DISCARD | FI_MULTI_RECV | FI_TAGGED | FI_MSG)
+
+static size_t fdm_iov_len(const struct iovec *iov, size_t count)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+/* Copy len bytes of src into the iovs; returns what fit. */
+static size_t fdm_scatter(const struct iovec *iov, size_t count,
+			  const uint8_t *src, size_t len)
+{
+	size_t done = 0;
+
+	for (size_t i = 0; i < count && done < len; i++) {
+		size_t n = iov[i].iov_len < len - done ? iov[i].iov_len : len - done;
+
+		memcpy(iov[i].iov_base, src + done, n);
+		done += n;
+	}
+	return done;
+}
+
+/* ---- completions ---- */
+
+static bool fdm_rx_wants(struct fdm_ep *ep, uint64_t op_flags)
+{
+	return !(ep->rx_cq_flags & FI_SELECTIVE_COMPLETION) || (op_flags & FI_COMPLETION);
+}
+
+static void fdm_rx_put(struct fdm_ep *ep, struct fdm_rx *rx)
+{
+	rx->in_use = false;
+	ep->rx_free[ep->rx_nfree++] = (uint32_t)(rx - ep->rxs);
+}
+
+static void fdm_complete_recv(struct fdm_ep *ep, void *context, uint64_t op_flags,
+			      uint64_t flags, size_t total, size_t cap, uint64_t tag,
+			      uint64_t data, struct fdm_conn *conn, void *buf, int err)
+{
+	if (err || total > cap) {
+		fdm_count(ep, FDM_CNTR_RECV, 1);
+		/* errors are reported whatever the selective completion */
+		fdm_cq_write_err(ep->rx_cq, context, flags, err ? err : FI_ETRUNC, 0,
+				 total > cap ? cap : total, total > cap ? total - cap : 0,
+				 data, tag);
+		return;
+	}
+	fdm_count(ep, FDM_CNTR_RECV, 0);
+	if (fdm_rx_wants(ep, op_flags))
+		fdm_cq_write(ep->rx_cq, context, flags, total, buf, data, tag,
+			     fdm_conn_src(conn));
+}
+
+void fdm_handle_tx_done(struct fdm_ep *ep, struct fdm_tx *tx, int err)
+{
+	if (err && err != FI_ECANCELED && tx->conn && tx->vep &&
+	    tx->conn->vep == tx->vep) {
+		/* an RC send failed: the connection is gone (retries
+		 * exhausted), and everything else on it with it */
+		tx->vep = NULL;
+		fdm_conn_fail(tx->conn, FI_EIO);
+	}
+	switch (tx->kind) {
+	case FDM_TX_RNDV:
+		if (!err && !tx->rts_done) {
+			tx->rts_done = true;
+			if (!tx->done_rcvd)
+				return;		/* the peer is still reading */
+		}
+		/* fall through */
+	case FDM_TX_EAGER:
+		if (err) {
+			fdm_count(ep, tx->cntr, 1);
+			fdm_cq_write_err(ep->tx_cq, tx->context, tx->cq_flags, err, 0,
+					 0, 0, 0, 0);
+		} else {
+			fdm_count(ep, tx->cntr, 0);
+			if (tx->report)
+				fdm_cq_write(ep->tx_cq, tx->context, tx->cq_flags, 0,
+					     NULL, 0, 0, FI_ADDR_NOTAVAIL);
+		}
+		fdm_tx_put(ep, tx);
+		return;
+	case FDM_TX_RMA:
+		fdm_handle_rma_done(ep, tx, err);
+		return;
+	default:
+		fdm_tx_put(ep, tx);
+		return;
+	}
+}
+
+/* ---- sends ---- */
+
+static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
+			       void **desc, size_t count, fi_addr_t dest,
+			       uint64_t tag, uint64_t data, uint64_t flags,
+			       void *context, bool tagged)
+{
+	struct fdm_domain *d = ep->domain;
+	struct fdm_hdr h = { .tag = tag, .data = data };
+	struct fdm_conn *conn;
+	struct fdm_tx *tx;
+	size_t len;
+	int err = 0;
+
+	(void)desc;
+	if (fdv_unlikely(count > FDM_IOV_LIMIT || (count && !iov)))
+		return -FI_EINVAL;
+	len = fdm_iov_len(iov, count);
+	if (fdv_unlikely(len > FDM_MAX_MSG_SIZE))
+		return -FI_EMSGSIZE;
+	if (fdv_unlikely((flags & FI_INJECT) && len > ep->info->tx_attr->inject_size))
+		return -FI_EMSGSIZE;
+	fdm_lock(d);
+	if (fdv_unlikely(!ep->enabled)) {
+		fdm_unlock(d);
+		return -FI_EOPBADSTATE;
+	}
+	conn = fdm_conn_for_addr(ep, dest, &err);
+	if (fdv_unlikely(!conn)) {
+		fdm_unlock(d);
+		return err;
+	}
+	tx = fdm_tx_get(ep);
+	if (fdv_unlikely(!tx)) {
+		fdm_ep_progress(ep);
+		tx = fdm_tx_get(ep);
+		if (!tx) {
+			fdm_unlock(d);
+			return -FI_EAGAIN;
+		}
+	}
+	tx->context = context;
+	tx->cq_flags = (tagged ? FI_TAGGED : FI_MSG) | FI_SEND;
+	tx->report = !(flags & FI_INJECT) &&
+		(!(ep->tx_cq_flags & FI_SELECTIVE_COMPLETION) || (flags & FI_COMPLETION));
+	tx->cntr = FDM_CNTR_SEND;
+	tx->len = len;
+	h.flags = (flags & FI_REMOTE_CQ_DATA) ? FDM_HF_DATA : 0;
+	h.size = len;
+	if (len <= FDM_EAGER_MAX) {
+		uint8_t *p = tx->buf + FDM_HDR_LEN;
+
+		h.op = tagged ? FDM_OP_EAGER_TAG : FDM_OP_EAGER_MSG;
+		fdm_hdr_encode(tx->buf, &h);
+		for (size_t i = 0; i < count; i++) {
+			memcpy(p, iov[i].iov_base, iov[i].iov_len);
+			p += iov[i].iov_len;
+		}
+		tx->kind = FDM_TX_EAGER;
+		tx->wire_len = (uint32_t)(FDM_HDR_LEN + len);
+	} else {
+		struct fdm_rndv_info ri;
+		uint32_t n = 0;
+
+		ri.req_id = (uint64_t)tx->gen << 32 | tx->idx;
+		for (size_t i = 0; i < count; i++) {
+			int ret;
+
+			if (!iov[i].iov_len)
+				continue;
+			ret = fi_mr_reg(d->vdomain, iov[i].iov_base, iov[i].iov_len,
+					FI_REMOTE_READ, 0, 0, 0, &tx->mr[n], NULL);
+			if (ret) {
+				fdm_tx_put(ep, tx);
+				fdm_unlock(d);
+				return ret;
+			}
+			ri.iov[n].addr = (uint64_t)(uintptr_t)iov[i].iov_base;
+			ri.iov[n].len = iov[i].iov_len;
+			ri.iov[n].key = (uint32_t)fi_mr_key(tx->mr[n]);
+			n++;
+		}
+		ri.count = n;
+		h.op = tagged ? FDM_OP_RNDV_TAG : FDM_OP_RNDV_MSG;
+		fdm_hdr_encode(tx->buf, &h);
+		tx->kind = FDM_TX_RNDV;
+		tx->wire_len = (uint32_t)(FDM_HDR_LEN + fdm_rndv_encode(tx->buf + FDM_HDR_LEN, &ri));
+	}
+	fdm_conn_submit(conn, tx);
+	fdm_unlock(d);
+	return 0;
+}
+
+static ssize_t fdm_send(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			fi_addr_t dest, void *context)
+{
+	struct iovec iov = { (void *)(uintptr_t)buf, len };
+	struct fdm_ep *e = fdm_ep_of(ep);
+
+	return fdm_send_common(e, &iov, &desc, 1, dest, 0, 0, e->tx_op_flags, context, false);
+}
+
+static ssize_t fdm_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			 size_t count, fi_addr_t dest, void *context)
+{
+	struct fdm_ep *e = fdm_ep_of(ep);
+
+	return fdm_send_common(e, iov, desc, count, dest, 0, 0, e->tx_op_flags, context, false);
+}
+
+static ssize_t fdm_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)FDM_SEND_FLAGS)
+		return -FI_EBADFLAGS;
+	return fdm_send_common(fdm_ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
+			       msg->addr, 0, msg->data, flags, msg->context, false);
+}
+
+static ssize_t fdm_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			    uint64_t data, fi_addr_t dest, void *context)
+{
+	struct iovec iov = { (void *)(uintptr_t)buf, len };
+	struct fdm_ep *e = fdm_ep_of(ep);
+
+	return fdm_send_common(e, &iov, &desc, 1, dest, 0, data,
+			       e->tx_op_flags | FI_REMOTE_CQ_DATA, context, false);
+}
+
+static ssize_t fdm_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest)
+{
+	struct iovec iov = { (void *)(uintptr_t)buf, len };
+
+	return fdm_send_common(fdm_ep_of(ep), &iov, NULL, 1, dest, 0, 0, FI_INJECT,
+			       NULL, false);
+}
+
+static ssize_t fdm_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+			      uint64_t data, fi_addr_t dest)
+{
+	struct iovec iov = { (void *)(uintptr_t)buf, len };
+
+	return fdm_send_common(fdm_ep_of(ep), &iov, NULL, 1, dest, 0, data,
+			       FI_INJECT | FI_REMOTE_CQ_DATA, NULL, false);
+}
+
+static ssize_t fdm_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			 fi_addr_t dest, uint64_t tag, void *context)
+{
+	struct iovec iov = { (void *)(uintptr_t)buf, len };
+	struct fdm_ep *e = fdm_ep_of(ep);
+
+	return fdm_send_common(e, &iov, &desc, 1, dest, tag, 0, e->tx_op_flags, context, true);
+}
+
+static ssize_t fdm_tsendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			  size_t count, fi_addr_t dest, uint64_t tag, void *context)
+{
+	struct fdm_ep *e = fdm_ep_of(ep);
+
+	return fdm_send_common(e, iov, desc, count, dest, tag, 0, e->tx_op_flags, context, true);
+}
+
+static ssize_t fdm_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			    uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)FDM_SEND_FLAGS)
+		return -FI_EBADFLAGS;
+	return fdm_send_common(fdm_ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
+			       msg->addr, msg->tag, msg->data, flags, msg->context, true);
+}
+
+static ssize_t fdm_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			     uint64_t data, fi_addr_t dest, uint64_t tag, void *context)
+{
+	struct iovec iov = { (void *)(uintptr_t)buf, len };
+	struct fdm_ep *e = fdm_ep_of(ep);
+
+	return fdm_send_common(e, &iov, &desc, 1, dest, tag, data,
+			       e->tx_op_flags | FI_REMOTE_CQ_DATA, context, true);
+}
+
+static ssize_t fdm_tinject(struct fid_ep *ep, const void *buf, size_t len,
+			   fi_addr_t dest, uint64_t tag)
+{
+	struct iovec iov = { (void *)(uintptr_t)buf, len };
+
+	return fdm_send_common(fdm_ep_of(ep), &iov, NULL, 1, dest, tag, 0, FI_INJECT,
+			       NULL, true);
+}
+
+static ssize_t fdm_tinjectdata(struct fid_ep *ep, const void *buf, size_t len,
+			       uint64_t data, fi_addr_t dest, uint64_t tag)
+{
+	struct iovec iov = { (void *)(uintptr_t)buf, len };
+
+	return fdm_send_common(fdm_ep_of(ep), &iov, NULL, 1, dest, tag, data,
+			       FI_INJECT | FI_REMOTE_CQ_DATA, NULL, true);
+}
+
+/* ---- rendezvous, receiver side ---- */
+
+static void fdm_rndv_start(struct fdm_ep *ep, struct fdm_conn *conn,
+			   const struct iovec *iov, void **desc, size_t count,
+			   void *context, uint64_t op_flags, uint64_t flags,
+			   uint64_t tag, uint64_t data, uint64_t size,
+			   const struct fdm_rndv_info *ri, void *buf)
+{
+	struct fdm_domain *d = ep->domain;
+	struct fdm_rndv *rv = calloc(1, sizeof(*rv));
+	size_t cap = fdm_iov_len(iov, count);
+
+	if (!rv) {
+		fdm_complete_recv(ep, context, op_flags, flags, 0, 0, tag, data, conn,
+				  NULL, FI_ENOMEM);
+		return;
+	}
+	rv->conn = conn;
+	rv->rinfo = *ri;
+	if (!conn->vep)
+		rv->err = FI_ECONNRESET;	/* its sender is gone */
+	rv->count = count;
+	memcpy(rv->iov, iov, count * sizeof(*iov));
+	rv->total = size < cap ? size : cap;
+	rv->olen = size - rv->total;
+	rv->context = context;
+	rv->buf = buf;
+	rv->cq_flags = flags;
+	rv->op_flags = op_flags;
+	rv->tag = tag;
+	rv->data = data;
+	for (size_t i = 0; i < count && !rv->err; i++) {
+		int ret;
+
+		if (!iov[i].iov_len)
+			continue;
+		if (desc && desc[i]) {
+			rv->desc[i] = desc[i];
+			continue;
+		}
+		ret = fi_mr_reg(d->vdomain, iov[i].iov_base, iov[i].iov_len, FI_READ,
+				0, 0, 0, &rv->mr[i], NULL);
+		if (ret) {
+			rv->err = -ret;
+			break;
+		}
+		rv->desc[i] = fi_mr_desc(rv->mr[i]);
+	}
+	fdm_list_add_tail(&ep->rndv_active, &rv->node);
+	fdm_rndv_pump(ep);
+}
+
+static bool fdm_send_done(struct fdm_ep *ep, struct fdm_rndv *rv)
+{
+	struct fdm_hdr h = { .op = FDM_OP_RNDV_DONE, .tag = rv->rinfo.req_id };
+	struct fdm_tx *tx = fdm_tx_get(ep);
+
+	if (!tx)
+		return false;
+	fdm_hdr_encode(tx->buf, &h);
+	tx->kind = FDM_TX_CTRL;
+	tx->wire_len = FDM_HDR_LEN;
+	fdm_conn_submit(rv->conn, tx);
+	return true;
+}
+
+static void fdm_rndv_finish(struct fdm_ep *ep, struct fdm_rndv *rv)
+{
+	fdm_list_del(&rv->node);
+	for (size_t i = 0; i < rv->count; i++)
+		if (rv->mr[i])
+			fi_close(&rv->mr[i]->fid);
+	fdm_complete_recv(ep, rv->context, rv->op_flags, rv->cq_flags,
+			  rv->total + rv->olen, rv->err ? 0 : rv->total, rv->tag,
+			  rv->data, rv->conn, rv->buf, rv->err);
+	free(rv);
+}
+
+/* Post the reads that can go, finish what is read. */
+void fdm_rndv_pump(struct fdm_ep *ep)
+{
+	struct fdm_node *n = ep->rndv_active.next;
+	size_t max = ep->domain->core_max_msg;
+
+	while (n != &ep->rndv_active) {
+		struct fdm_rndv *rv = fdm_entry(n, struct fdm_rndv, node);
+
+		n = n->next;
+		if (rv->err) {
+			if (!rv->inflight)
+				fdm_rndv_finish(ep, rv);
+			continue;
+		}
+		if (rv->conn->state != FDM_C_CONNECTED)
+			continue;
+		while (rv->posted < rv->total) {
+			/* where offset `posted` is on both sides */
+			size_t off = rv->posted, li = 0, lo = off, ri = 0, ro = off, chunk;
+			ssize_t ret;
+
+			while (li < rv->count && lo >= rv->iov[li].iov_len)
+				lo -= rv->iov[li++].iov_len;
+			while (ri < rv->rinfo.count && ro >= rv->rinfo.iov[ri].len)
+				ro -= rv->rinfo.iov[ri++].len;
+			if (li == rv->count || ri == rv->rinfo.count)
+				break;
+			chunk = rv->iov[li].iov_len - lo;
+			if (rv->rinfo.iov[ri].len - ro < chunk)
+				chunk = rv->rinfo.iov[ri].len - ro;
+			if (rv->total - off < chunk)
+				chunk = rv->total - off;
+			if (chunk > max)
+				chunk = max;
+			ret = fi_read(rv->conn->vep, (uint8_t *)rv->iov[li].iov_base + lo, chunk,
+				      rv->desc[li], 0, rv->rinfo.iov[ri].addr + ro,
+				      rv->rinfo.iov[ri].key, rv);
+			if (ret == -FI_EAGAIN)
+				break;
+			if (ret) {
+				rv->err = (int)-ret;
+				break;
+			}
+			rv->inflight++;
+			rv->posted += chunk;
+		}
+		if (rv->err) {
+			if (!rv->inflight)
+				fdm_rndv_finish(ep, rv);
+			continue;
+		}
+		if (rv->posted == rv->total && !rv->inflight) {
+			if (!rv->done_sent) {
+				if (!fdm_send_done(ep, rv))
+					continue;	/* no bounce buffer: next round */
+				rv->done_sent = true;
+			}
+			fdm_rndv_finish(ep, rv);
+		}
+	}
+}
+
+void fdm_handle_rndv_read(struct fdm_ep *ep, struct fdm_rndv *rv, int err)
+{
+	(void)ep;
+	rv->inflight--;
+	if (err && !rv->err)
+		rv->err = err;
+}
+
+void fdm_rndv_fail_conn(struct fdm_ep *ep, struct fdm_conn *c, int err)
+{
+	for (struct fdm_node *n = ep->rndv_active.next; n != &ep->rndv_active; n = n->next) {
+		struct fdm_rndv *rv = fdm_entry(n, struct fdm_rndv, node);
+
+		if (rv->conn == c && !rv->err)
+			rv->err = err;
+	}
+}
+
+/* ---- receives ---- */
+
+static bool fdm_src_ok(struct fdm_ep *ep, fi_addr_t want, struct fdm_conn *conn)
+{
+	return !ep->directed || want == FI_ADDR_UNSPEC || fdm_conn_src(conn) == want;
+}
+
+static struct fdm_rx *fdm_match_posted(struct fdm_ep *ep, bool tagged,
+				       struct fdm_conn *conn, uint64_t tag)
+{
+	struct fdm_node *h = tagged ? &ep->posted_tag : &ep->posted_msg;
+
+	for (struct fdm_node *n = h->next; n != h; n = n->next) {
+		struct fdm_rx *rx = fdm_entry(n, struct fdm_rx, node);
+
+		if (tagged && ((rx->tag ^ tag) & ~rx->ignore))
+			continue;
+		if (!fdm_src_ok(ep, rx->src, conn))
+			continue;
+		return rx;
+	}
+	return NULL;
+}
+
+/* Where a message of size bytes lands in a matched receive: the receive's
+ * own iovs, or for FI_MULTI_RECV the next slice of its buffer. Returns
+ * whether the receive is used up (then it leaves the posted list). */
+struct fdm_slice {
+	const struct iovec *iov;
+	size_t count;
+	struct iovec one;
+	void *buf;
+	uint64_t flags;
+};
+
+static bool fdm_rx_slice(struct fdm_ep *ep, struct fdm_rx *rx, size_t size,
+			 struct fdm_slice *sl)
+{
+	size_t cap, n;
+
+	sl->buf = NULL;
+	sl->flags = 0;
+	if (!rx->multi) {
+		sl->iov = rx->iov;
+		sl->count = rx->count;
+		return true;
+	}
+	cap = rx->iov[0].iov_len;
+	n = size < cap - rx->used ? size : cap - rx->used;
+	sl->one.iov_base = (uint8_t *)rx->iov[0].iov_base + rx->used;
+	sl->one.iov_len = cap - rx->used;
+	sl->iov = &sl->one;
+	sl->count = 1;
+	sl->buf = sl->one.iov_base;
+	rx->used += n;
+	if (cap - rx->used < ep->min_multi_recv) {
+		sl->flags = FI_MULTI_RECV;
+		return true;
+	}
+	return false;
+}
+
+void fdm_repost(struct fdm_ep *ep, struct fdm_rxbuf *rb)
+{
+	ssize_t ret = fi_recv(ep->vsrx, rb->buf, FDM_BUF_SIZE, ep->vdesc, 0, rb);
+
+	if (ret)
+		FD_WARN(FD_LOG_EP_DATA, "reposting an eager buffer: %s (the pool shrinks)",
+			fi_strerror((int)-ret));
+}
+
+static void fdm_handle_done(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t id)
+{
+	uint32_t idx = (uint32_t)id, gen = (uint32_t)(id >> 32);
+	struct fdm_tx *tx;
+
+	if (idx >= ep->ntx) {
+		FD_WARN(FD_LOG_EP_DATA, "rendezvous done for an unknown request: dropped");
+		return;
+	}
+	tx = &ep->txs[idx];
+	if (!tx->in_use || tx->kind != FDM_TX_RNDV || tx->gen != gen || tx->conn != conn ||
+	    tx->done_rcvd) {
+		FD_WARN(FD_LOG_EP_DATA, "rendezvous done for an unknown request: dropped");
+		return;
+	}
+	tx->done_rcvd = true;
+	if (tx->rts_done)
+		fdm_handle_tx_done(ep, tx, 0);
+}
+
+void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
+{
+	struct fdm_hdr h;
+	struct fdm_conn *conn;
+	struct fdm_rx *rx;
+	bool tagged;
+	uint64_t flags;
+
+	if (fdv_unlikely(!fdm_is_rxbuf(ep, rb)))
+		return;
+	if (fdv_unlikely(fdm_hdr_decode(&h, rb->buf, len, FDM_EAGER_MAX))) {
+		FD_WARN(FD_LOG_EP_DATA, "malformed RDM message (%zu bytes): dropped", len);
+		if (len >= FDM_HDR_LEN && (conn = fdm_conn_by_id(ep, h.conn_id)) &&
+		    conn->vep)
+			fdm_conn_fail(conn, FI_EIO);
+		fdm_repost(ep, rb);
+		return;
+	}
+	/* A connection that failed since still delivers what arrived on it
+	 * before (a peer's last messages, then its disconnect). */
+	conn = fdm_conn_by_id(ep, h.conn_id);
+	if (fdv_unlikely(!conn)) {
+		FD_WARN(FD_LOG_EP_DATA, "RDM message on no known connection (%u): dropped",
+			h.conn_id);
+		fdm_repost(ep, rb);
+		return;
+	}
+	switch (h.op) {
+	case FDM_OP_EAGER_MSG:
+	case FDM_OP_EAGER_TAG:
+		tagged = h.op == FDM_OP_EAGER_TAG;
+		flags = (tagged ? FI_TAGGED : FI_MSG) | FI_RECV |
+			((h.flags & FDM_HF_DATA) ? FI_REMOTE_CQ_DATA : 0);
+		rx = fdm_match_posted(ep, tagged, conn, h.tag);
+		if (rx) {
+			struct fdm_slice sl;
+			bool used_up = fdm_rx_slice(ep, rx, h.size, &sl);
+			size_t cap = fdm_iov_len(sl.iov, sl.count);
+
+			if (used_up)
+				fdm_list_del(&rx->node);
+			fdm_scatter(sl.iov, sl.count, rb->buf + FDM_HDR_LEN, h.size);
+			fdm_complete_recv(ep, rx->context, rx->op_flags, flags | sl.flags,
+					  h.size, cap, tagged ? h.tag : 0, h.data, conn,
+					  sl.buf, 0);
+			if (used_up)
+				fdm_rx_put(ep, rx);
+		} else {
+			struct fdm_unexp *u = calloc(1, sizeof(*u));
+
+			if (!u || (h.size && !(u->payload = malloc(h.size)))) {
+				FD_WARN(FD_LOG_EP_DATA, "out of memory: a message is lost");
+				free(u);
+				break;
+			}
+			u->conn = conn;
+			u->tag = h.tag;
+			u->data = h.data;
+			u->flags = h.flags;
+			u->len = h.size;
+			memcpy(u->payload, rb->buf + FDM_HDR_LEN, h.size);
+			fdm_list_add_tail(tagged ? &ep->unexp_tag : &ep->unexp_msg, &u->node);
+		}
+		break;
+	case FDM_OP_RNDV_MSG:
+	case FDM_OP_RNDV_TAG: {
+		struct fdm_rndv_info ri;
+
+		if (fdm_rndv_decode(&ri, rb->buf + FDM_HDR_LEN, len - FDM_HDR_LEN, h.size)) {
+			FD_WARN(FD_LOG_EP_DATA, "malformed rendezvous request: connection dropped");
+			fdm_conn_fail(conn, FI_EIO);
+			break;
+		}
+		tagged = h.op == FDM_OP_RNDV_TAG;
+		flags = (tagged ? FI_TAGGED : FI_MSG) | FI_RECV |
+			((h.flags & FDM_HF_DATA) ? FI_REMOTE_CQ_DATA : 0);
+		rx = fdm_match_posted(ep, tagged, conn, h.tag);
+		if (rx) {
+			struct fdm_slice sl;
+			bool used_up = fdm_rx_slice(ep, rx, h.size, &sl);
+
+			if (used_up)
+				fdm_list_del(&rx->node);
+			fdm_rndv_start(ep, conn, sl.iov, rx->multi ? NULL : rx->desc, sl.count,
+				       rx->context, rx->op_flags, flags | sl.flags,
+				       tagged ? h.tag : 0, h.data, h.size, &ri, sl.buf);
+			if (used_up)
+				fdm_rx_put(ep, rx);
+		} else {
+			struct fdm_unexp *u = calloc(1, sizeof(*u));
+
+			if (!u) {
+				FD_WARN(FD_LOG_EP_DATA, "out of memory: a message is lost");
+				break;
+			}
+			u->conn = conn;
+			u->tag = h.tag;
+			u->data = h.data;
+			u->flags = h.flags;
+			u->len = h.size;
+			u->rndv = true;
+			u->rinfo = ri;
+			fdm_list_add_tail(tagged ? &ep->unexp_tag : &ep->unexp_msg, &u->node);
+		}
+		break;
+	}
+	case FDM_OP_RNDV_DONE:
+		fdm_handle_done(ep, conn, h.tag);
+		break;
+	case FDM_OP_RMA_EVENT:
+		fdm_count(ep, h.tag == FDM_EV_WRITE ? FDM_CNTR_RWRITE : FDM_CNTR_RREAD, 0);
+		break;
+	}
+	fdm_repost(ep, rb);
+}
+
+void fdm_handle_remote_write(struct fdm_ep *ep, struct fdm_rxbuf *rb, uint64_t data)
+{
+	if (fdv_unlikely(!fdm_is_rxbuf(ep, rb)))
+		return;
+	/* counted by the RMA event that follows when FI_RMA_EVENT is on */
+	fdm_cq_write(ep->rx_cq, NULL, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, 0,
+		     NULL, data, 0, FI_ADDR_NOTAVAIL);
+	fdm_repost(ep, rb);
+}
+
+static struct fdm_unexp *fdm_match_unexp(struct fdm_ep *ep, bool tagged, fi_addr_t src,
+					 uint64_t tag, uint64_t ignore, bool claimed_ok)
+{
+	struct fdm_node *h = tagged ? &ep->unexp_tag : &ep->unexp_msg;
+
+	for (struct fdm_node *n = h->next; n != h; n = n->next) {
+		struct fdm_unexp *u = fdm_entry(n, struct fdm_unexp, node);
+
+		if (u->claimed && !claimed_ok)
+			continue;
+		if (tagged && ((u->tag ^ tag) & ~ignore))
+			continue;
+		if (!fdm_src_ok(ep, src, u->conn))
+			continue;
+		return u;
+	}
+	return NULL;
+}
+
+/* Deliver an unexpected message to a receive. */
+static void fdm_deliver_unexp(struct fdm_ep *ep, struct fdm_unexp *u, bool tagged,
+			      const struct iovec *iov, void **desc, size_t count,
+			      void *context, uint64_t op_flags, uint64_t extra, void *buf)
+{
+	uint64_t flags = (tagged ? FI_TAGGED : FI_MSG) | FI_RECV | extra |
+		((u->flags & FDM_HF_DATA) ? FI_REMOTE_CQ_DATA : 0);
+
+	fdm_list_del(&u->node);
+	if (u->rndv) {
+		fdm_rndv_start(ep, u->conn, iov, desc, count, context, op_flags, flags,
+			       tagged ? u->tag : 0, u->data, u->len, &u->rinfo, buf);
+	} else {
+		size_t cap = fdm_iov_len(iov, count);
+
+		fdm_scatter(iov, count, u->payload, u->len);
+		fdm_complete_recv(ep, context, op_flags, flags, u->len, cap,
+				  tagged ? u->tag : 0, u->data, u->conn, buf, 0);
+	}
+	free(u->payload);
+	free(u);
+}
+
+/* A rendezvous nobody will read: tell the sender it is over. */
+static void fdm_discard_unexp(struct fdm_ep *ep, struct fdm_unexp *u)
+{
+	fdm_list_del(&u->node);
+	if (u->rndv) {
+		struct fdm_rndv rv = { .conn = u->conn, .rinfo = u->rinfo };
+
+		if (u->conn->state == FDM_C_CONNECTED || u->conn->state == FDM_C_ACCEPTING)
+			fdm_send_done(ep, &rv);
+	}
+	free(u->payload);
+	free(u);
+}
+
+static ssize_t fdm_peek(struct fdm_ep *ep, bool tagged, const struct iovec *iov,
+			void **desc, size_t count, fi_addr_t src, uint64_t tag,
+			uint64_t ignore, void *context, uint64_t flags)
+{
+	struct fdm_unexp *u;
+	struct fi_context *fc = context;
+
+	fdm_ep_progress(ep);
+	if (flags & FI_CLAIM && !(flags & FI_PEEK)) {
+		/* the message an earlier FI_PEEK|FI_CLAIM reserved */
+		if (!fc || !fc->internal[0])
+			return -FI_EINVAL;
+		u = fc->internal[0];
+		fc->internal[0] = NULL;
+		if (flags & FI_DISCARD) {
+			uint64_t f = (tagged ? FI_TAGGED : FI_MSG) | FI_RECV;
+
+			fdm_cq_write(ep->rx_cq, context, f, 0, NULL, u->data,
+				     tagged ? u->tag : 0, fdm_conn_src(u->conn));
+			fdm_discard_unexp(ep, u);
+			return 0;
+		}
+		fdm_deliver_unexp(ep, u, tagged, iov, desc, count, context, flags, 0, NULL);
+		return 0;
+	}
+	u = fdm_match_unexp(ep, tagged, src, tag, ignore, false);
+	if (!u) {
+		fdm_cq_write_err(ep->rx_cq, context, (tagged ? FI_TAGGED : FI_MSG) | FI_RECV,
+				 FI_ENOMSG, 0, 0, 0, 0, tag);
+		return 0;
+	}
+	fdm_cq_write(ep->rx_cq, context,
+		     (tagged ? FI_TAGGED : FI_MSG) | FI_RECV |
+		     ((u->flags & FDM_HF_DATA) ? FI_REMOTE_CQ_DATA : 0),
+		     u->len, NULL, u->data, tagged ? u->tag : 0, fdm_conn_src(u->conn));
+	if (flags & FI_DISCARD) {
+		fdm_discard_unexp(ep, u);
+	} else if (flags & FI_CLAIM) {
+		if (!fc)
+			return -FI_EINVAL;
+		u->claimed = true;
+		fc->internal[0] = u;
+	}
+	return 0;
+}
+
+static ssize_t fdm_recv_common(struct fdm_ep *ep, const struct iovec *iov, void **desc,
+			       size_t count, fi_addr_t src, uint64_t tag, uint64_t ignore,
+			       void *context, uint64_t flags, bool tagged)
+{
+	struct fdm_domain *d = ep->domain;
+	struct fdm_unexp *u;
+	struct fdm_rx *rx;
+	ssize_t ret;
+
+	if (fdv_unlikely(count > FDM_IOV_LIMIT || (count && !iov)))
+		return -FI_EINVAL;
+	if (fdv_unlikely(flags & FI_MULTI_RECV) && (tagged || count != 1 || !iov[0].iov_len))
+		return -FI_EINVAL;
+	fdm_lock(d);
+	if (fdv_unlikely(!ep->enabled)) {
+		fdm_unlock(d);
+		return -FI_EOPBADSTATE;
+	}
+	if (fdv_unlikely(flags & (FI_PEEK | FI_CLAIM))) {
+		ret = fdm_peek(ep, tagged, iov, desc, count, src, tag, ignore, context, flags);
+		fdm_unlock(d);
+		return ret;
+	}
+	if (fdv_likely(!(flags & FI_MULTI_RECV))) {
+		u = fdm_match_unexp(ep, tagged, src, tag, ignore, false);
+		if (u) {
+			fdm_deliver_unexp(ep, u, tagged, iov, desc, count, context, flags,
+					  0, NULL);
+			fdm_unlock(d);
+			return 0;
+		}
+	}
+	if (fdv_unlikely(!ep->rx_nfree)) {
+		fdm_unlock(d);
+		return -FI_EAGAIN;
+	}
+	rx = &ep->rxs[ep->rx_free[--ep->rx_nfree]];
+	rx->multi = !!(flags & FI_MULTI_RECV);
+	rx->used = 0;
+	rx->in_use = true;
+	rx->count = count;
+	memcpy(rx->iov, iov, count * sizeof(*iov));
+	for (size_t i = 0; i < count; i++)
+		rx->desc[i] = desc ? desc[i] : NULL;
+	rx->src = src;
+	rx->tag = tag;
+	rx->ignore = ignore;
+	rx->context = context;
+	rx->op_flags = flags;
+	rx->tagged = tagged;
+	if (rx->multi) {
+		/* fill it from the unexpected queue first, in order */
+		while ((u = fdm_match_unexp(ep, false, src, 0, 0, false))) {
+			struct fdm_slice sl;
+			bool used_up = fdm_rx_slice(ep, rx, u->len, &sl);
+
+			fdm_deliver_unexp(ep, u, false, sl.iov, NULL, sl.count, context,
+					  flags, sl.flags, sl.buf);
+			if (used_up) {
+				fdm_rx_put(ep, rx);
+				fdm_unlock(d);
+				return 0;
+			}
+		}
+	}
+	fdm_list_add_tail(tagged ? &ep->posted_tag : &ep->posted_msg, &rx->node);
+	fdm_unlock(d);
+	return 0;
+}
+
+ssize_t fdm_ep_cancel(fid_t fid, void *context)
+{
+	struct fdm_ep *ep = fdv_container_of(fid, struct fdm_ep, ep_fid.fid);
+	struct fdm_node *lists[2] = { &ep->posted_tag, &ep->posted_msg };
+	ssize_t ret = -FI_ENOENT;
+
+	fdm_lock(ep->domain);
+	for (int l = 0; l < 2 && ret; l++) {
+		for (struct fdm_node *n = lists[l]->next; n != lists[l]; n = n->next) {
+			struct fdm_rx *rx = fdm_entry(n, struct fdm_rx, node);
+
+			if (rx->context != context)
+				continue;
+			fdm_list_del(&rx->node);
+			fdm_cq_write_err(ep->rx_cq, context,
+					 (rx->tagged ? FI_TAGGED : FI_MSG) | FI_RECV,
+					 FI_ECANCELED, 0, 0, 0, 0, rx->tag);
+			fdm_rx_put(ep, rx);
+			ret = 0;
+			break;
+		}
+	}
+	fdm_unlock(ep->domain);
+	return ret;
+}
+
+void fdm_ep_drop_queues(struct fdm_ep *ep)
+{
+	struct fdm_node *lists[2] = { &ep->unexp_tag, &ep->unexp_msg };
+
+	for (int l = 0; l < 2; l++) {
+		while (!fdm_list_empty(lists[l])) {
+			struct fdm_unexp *u = fdm_entry(lists[l]->next, struct fdm_unexp, node);
+
+			fdm_list_del(&u->node);
+			free(u->payload);
+			free(u);
+		}
+	}
+	while (!fdm_list_empty(&ep->rndv_active)) {
+		struct fdm_rndv *rv = fdm_entry(ep->rndv_active.next, struct fdm_rndv, node);
+
+		fdm_list_del(&rv->node);
+		for (size_t i = 0; i < rv->count; i++)
+			if (rv->mr[i])
+				fi_close(&rv->mr[i]->fid);
+		free(rv);
+	}
+	fdm_list_init(&ep->posted_tag);
+	fdm_list_init(&ep->posted_msg);
+}
+
+static ssize_t fdm_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			fi_addr_t src, void *context)
+{
+	struct iovec iov = { buf, len };
+	struct fdm_ep *e = fdm_ep_of(ep);
+
+	return fdm_recv_common(e, &iov, &desc, 1, src, 0, 0, context, e->rx_op_flags, false);
+}
+
+static ssize_t fdm_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			 size_t count, fi_addr_t src, void *context)
+{
+	struct fdm_ep *e = fdm_ep_of(ep);
+
+	return fdm_recv_common(e, iov, desc, count, src, 0, 0, context, e->rx_op_flags, false);
+}
+
+static ssize_t fdm_recvmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)FDM_RECV_FLAGS)
+		return -FI_EBADFLAGS;
+	return fdm_recv_common(fdm_ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
+			       msg->addr, 0, 0, msg->context, flags, false);
+}
+
+static ssize_t fdm_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
+{
+	struct iovec iov = { buf, len };
+	struct fdm_ep *e = fdm_ep_of(ep);
+
+	return fdm_recv_common(e, &iov, &desc, 1, src, tag, ignore, context,
+			       e->rx_op_flags, true);
+}
+
+static ssize_t fdm_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			  size_t count, fi_addr_t src, uint64_t tag, uint64_t ignore,
+			  void *context)
+{
+	struct fdm_ep *e = fdm_ep_of(ep);
+
+	return fdm_recv_common(e, iov, desc, count, src, tag, ignore, context,
+			       e->rx_op_flags, true);
+}
+
+static ssize_t fdm_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			    uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)FDM_RECV_FLAGS)
+		return -FI_EBADFLAGS;
+	return fdm_recv_common(fdm_ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
+			       msg->addr, msg->tag, msg->ignore, msg->context, flags, true);
+}
+
+struct fi_ops_msg fdm_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = fdm_recv,
+	.recvv = fdm_recvv,
+	.recvmsg = fdm_recvmsg,
+	.send = fdm_send,
+	.sendv = fdm_sendv,
+	.sendmsg = fdm_sendmsg,
+	.inject = fdm_inject,
+	.senddata = fdm_senddata,
+	.injectdata = fdm_injectdata,
+};
+
+struct fi_ops_tagged fdm_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = fdm_trecv,
+	.recvv = fdm_trecvv,
+	.recvmsg = fdm_trecvmsg,
+	.send = fdm_tsend,
+	.sendv = fdm_tsendv,
+	.sendmsg = fdm_tsendmsg,
+	.inject = fdm_tinject,
+	.senddata = fdm_tsenddata,
+	.injectdata = fdm_tinjectdata,
+};

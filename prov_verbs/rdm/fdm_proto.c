@@ -1,0 +1,261 @@
+/* RDM wire formats: encode and validate (docs/rdm-protocol.md). */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include <rdma/fi_errno.h>
+
+#include "fdm_proto.h"
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 3; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+/* ---- names ---- */
+
+int fdm_name_parse(struct fdm_name *out, const void *addr, size_t len)
+{
+	const struct sockaddr *sa = addr;
+
+	memset(out, 0, sizeof(*out));
+	if (!addr || len < sizeof(sa->sa_family))
+		return -FI_EINVAL;
+	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		memcpy(&out->u.sin, addr, sizeof(out->u.sin));
+		memset(out->u.sin.sin_zero, 0, sizeof(out->u.sin.sin_zero));
+		if (!out->u.sin.sin_port || out->u.sin.sin_addr.s_addr == htonl(INADDR_ANY))
+			return -FI_EINVAL;
+		out->len = sizeof(out->u.sin);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		memcpy(&out->u.sin6, addr, sizeof(out->u.sin6));
+		if (!out->u.sin6.sin6_port ||
+		    !memcmp(&out->u.sin6.sin6_addr, &in6addr_any, sizeof(in6addr_any)))
+			return -FI_EINVAL;
+		out->u.sin6.sin6_flowinfo = 0;
+		out->len = sizeof(out->u.sin6);
+		return 0;
+	}
+	return -FI_EINVAL;
+}
+
+void fdm_name_key(const struct fdm_name *n, uint8_t key[FDM_NAME_KEY_LEN])
+{
+	memset(key, 0, FDM_NAME_KEY_LEN);
+	put16(key, n->u.sa.sa_family);
+	if (n->u.sa.sa_family == AF_INET) {
+		memcpy(key + 2, &n->u.sin.sin_addr, 4);
+		memcpy(key + 18, &n->u.sin.sin_port, 2);
+	} else {
+		memcpy(key + 2, &n->u.sin6.sin6_addr, 16);
+		memcpy(key + 18, &n->u.sin6.sin6_port, 2);
+	}
+}
+
+bool fdm_name_eq(const struct fdm_name *a, const struct fdm_name *b)
+{
+	uint8_t ka[FDM_NAME_KEY_LEN], kb[FDM_NAME_KEY_LEN];
+
+	if (a->len != b->len)
+		return false;
+	fdm_name_key(a, ka);
+	fdm_name_key(b, kb);
+	return !memcmp(ka, kb, sizeof(ka));
+}
+
+/* ---- CM data ---- */
+
+static const uint8_t fdm_magic[4] = { 'F', 'D', 'M', '1' };
+
+void fdm_cm_encode(uint8_t out[FDM_CM_LEN], const struct fdm_cm *cm)
+{
+	memset(out, 0, FDM_CM_LEN);
+	memcpy(out, fdm_magic, 4);
+	out[4] = FDM_PROTO_VERSION;
+	out[5] = cm->kind;
+	put16(out + 6, cm->name.u.sa.sa_family == AF_INET6 ? 6 : 4);
+	if (cm->name.u.sa.sa_family == AF_INET6) {
+		memcpy(out + 8, &cm->name.u.sin6.sin6_port, 2);
+		memcpy(out + 12, &cm->name.u.sin6.sin6_addr, 16);
+	} else if (cm->name.u.sa.sa_family == AF_INET) {
+		memcpy(out + 8, &cm->name.u.sin.sin_port, 2);
+		memcpy(out + 12, &cm->name.u.sin.sin_addr, 4);
+	}
+	put32(out + 28, cm->conn_id);
+}
+
+int fdm_cm_decode(struct fdm_cm *cm, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint16_t fam;
+
+	memset(cm, 0, sizeof(*cm));
+	if (!p || len < FDM_CM_LEN || memcmp(p, fdm_magic, 4) ||
+	    p[4] != FDM_PROTO_VERSION || get16(p + 10))
+		return -FI_EINVAL;
+	cm->kind = p[5];
+	if (cm->kind < FDM_CM_REQ || cm->kind > FDM_CM_BUSY)
+		return -FI_EINVAL;
+	cm->conn_id = get32(p + 28);
+	fam = get16(p + 6);
+	if (cm->kind != FDM_CM_REQ)
+		return 0;	/* only a request names its sender */
+	if (fam == 4) {
+		struct sockaddr_in sin;
+
+		if (!all_zero(p + 16, 12))
+			return -FI_EINVAL;
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		memcpy(&sin.sin_port, p + 8, 2);
+		memcpy(&sin.sin_addr, p + 12, 4);
+		return fdm_name_parse(&cm->name, &sin, sizeof(sin));
+	}
+	if (fam == 6) {
+		struct sockaddr_in6 sin6;
+
+		memset(&sin6, 0, sizeof(sin6));
+		sin6.sin6_family = AF_INET6;
+		memcpy(&sin6.sin6_port, p + 8, 2);
+		memcpy(&sin6.sin6_addr, p + 12, 16);
+		return fdm_name_parse(&cm->name, &sin6, sizeof(sin6));
+	}
+	return -FI_EINVAL;
+}
+
+/* ---- message header ---- */
+
+void fdm_hdr_encode(uint8_t *out, const struct fdm_hdr *h)
+{
+	out[0] = FDM_PROTO_VERSION;
+	out[1] = h->op;
+	out[2] = h->flags;
+	out[3] = 0;
+	put32(out + 4, h->conn_id);
+	put64(out + 8, h->tag);
+	put64(out + 16, h->data);
+	put64(out + 24, h->size);
+}
+
+void fdm_hdr_set_conn(uint8_t *hdr, uint32_t conn_id)
+{
+	put32(hdr + 4, conn_id);
+}
+
+int fdm_hdr_decode(struct fdm_hdr *h, const uint8_t *in, size_t len,
+		   size_t eager_max)
+{
+	if (len < FDM_HDR_LEN || in[0] != FDM_PROTO_VERSION || in[3] ||
+	    (in[2] & ~FDM_HF_DATA))
+		return -FI_EINVAL;
+	h->op = in[1];
+	h->flags = in[2];
+	h->conn_id = get32(in + 4);
+	h->tag = get64(in + 8);
+	h->data = get64(in + 16);
+	h->size = get64(in + 24);
+	switch (h->op) {
+	case FDM_OP_EAGER_MSG:
+	case FDM_OP_EAGER_TAG:
+		if (h->size != len - FDM_HDR_LEN || h->size > eager_max)
+			return -FI_EINVAL;
+		return 0;
+	case FDM_OP_RNDV_MSG:
+	case FDM_OP_RNDV_TAG:
+		if (h->size <= eager_max)
+			return -FI_EINVAL;
+		return 0;
+	case FDM_OP_RNDV_DONE:
+		if (len != FDM_HDR_LEN || h->size || h->flags)
+			return -FI_EINVAL;
+		return 0;
+	case FDM_OP_RMA_EVENT:
+		if (len != FDM_HDR_LEN || h->size || h->flags ||
+		    (h->tag != FDM_EV_WRITE && h->tag != FDM_EV_READ))
+			return -FI_EINVAL;
+		return 0;
+	default:
+		return -FI_EINVAL;
+	}
+}
+
+/* ---- rendezvous descriptor ---- */
+
+size_t fdm_rndv_encode(uint8_t *out, const struct fdm_rndv_info *ri)
+{
+	uint8_t *p = out;
+
+	put64(p, ri->req_id);
+	put32(p + 8, ri->count);
+	put32(p + 12, 0);
+	p += 16;
+	for (uint32_t i = 0; i < ri->count; i++, p += 24) {
+		put64(p, ri->iov[i].addr);
+		put64(p + 8, ri->iov[i].len);
+		put32(p + 16, ri->iov[i].key);
+		put32(p + 20, 0);
+	}
+	return (size_t)(p - out);
+}
+
+int fdm_rndv_decode(struct fdm_rndv_info *ri, const uint8_t *in, size_t len,
+		    uint64_t total)
+{
+	uint64_t sum = 0;
+
+	if (len < 16)
+		return -FI_EINVAL;
+	ri->req_id = get64(in);
+	ri->count = get32(in + 8);
+	if (get32(in + 12) || ri->count < 1 || ri->count > FDM_RNDV_IOV_MAX ||
+	    len != 16 + 24 * (size_t)ri->count)
+		return -FI_EINVAL;
+	for (uint32_t i = 0; i < ri->count; i++) {
+		const uint8_t *p = in + 16 + 24 * i;
+
+		ri->iov[i].addr = get64(p);
+		ri->iov[i].len = get64(p + 8);
+		ri->iov[i].key = get32(p + 16);
+		if (get32(p + 20) || ri->iov[i].len > total - sum)
+			return -FI_EINVAL;
+		sum += ri->iov[i].len;
+	}
+	return sum == total ? 0 : -FI_EINVAL;
+}

@@ -1,0 +1,100 @@
+/* RDM wire protocol (docs/rdm-protocol.md): endpoint names, the CM data
+ * of the connection handshake, the message header and the rendezvous
+ * descriptor. Encoders write big endian; every decoder validates before
+ * anything is trusted (data from the network). */
+#ifndef FDM_PROTO_H
+#define FDM_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#define FDM_PROTO_VERSION	1
+#define FDM_HDR_LEN		32u
+#define FDM_CM_LEN		32u
+#define FDM_NAME_KEY_LEN	20u	/* family, address, port: compared as bytes */
+
+/* An endpoint's name: what fi_getname gives and fi_av_insert takes. */
+struct fdm_name {
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in sin;
+		struct sockaddr_in6 sin6;
+	} u;
+	uint32_t len;		/* 16 or 28 */
+};
+
+/* Validate and copy an address of the AV's format; 0 or -FI_EINVAL. */
+int fdm_name_parse(struct fdm_name *out, const void *addr, size_t len);
+/* The ordering key of the simultaneous-connect rule. */
+void fdm_name_key(const struct fdm_name *n, uint8_t key[FDM_NAME_KEY_LEN]);
+bool fdm_name_eq(const struct fdm_name *a, const struct fdm_name *b);
+
+enum fdm_cm_kind {
+	FDM_CM_REQ = 1,
+	FDM_CM_ACCEPT = 2,
+	FDM_CM_BUSY = 3,	/* reject: my own request to you is on its way */
+};
+
+struct fdm_cm {
+	uint8_t kind;
+	struct fdm_name name;	/* REQ: the requester's name */
+	uint32_t conn_id;	/* the sender's id of the connection */
+};
+
+void fdm_cm_encode(uint8_t out[FDM_CM_LEN], const struct fdm_cm *cm);
+/* 0, or -FI_EINVAL for anything malformed. */
+int fdm_cm_decode(struct fdm_cm *cm, const void *data, size_t len);
+
+enum fdm_op {
+	FDM_OP_EAGER_MSG = 1,
+	FDM_OP_EAGER_TAG = 2,
+	FDM_OP_RNDV_MSG = 3,
+	FDM_OP_RNDV_TAG = 4,
+	FDM_OP_RNDV_DONE = 5,
+	FDM_OP_RMA_EVENT = 6,	/* tag: FI_REMOTE_WRITE or FI_REMOTE_READ */
+};
+
+#define FDM_HF_DATA	0x1	/* remote CQ data present */
+
+/* FDM_OP_RMA_EVENT's tag values */
+#define FDM_EV_WRITE	1
+#define FDM_EV_READ	2
+
+struct fdm_hdr {
+	uint8_t op;
+	uint8_t flags;
+	uint32_t conn_id;	/* the receiver's id of the connection */
+	uint64_t tag;
+	uint64_t data;
+	uint64_t size;
+};
+
+void fdm_hdr_encode(uint8_t *out, const struct fdm_hdr *h);
+/* The connection id is known only once the connection is up: it is
+ * written into an encoded header when the message is posted. */
+void fdm_hdr_set_conn(uint8_t *hdr, uint32_t conn_id);
+/* Validate a received message of len bytes (eager_max: the pool's
+ * payload room); 0 or -FI_EINVAL. */
+int fdm_hdr_decode(struct fdm_hdr *h, const uint8_t *in, size_t len,
+		   size_t eager_max);
+
+#define FDM_RNDV_IOV_MAX	4u
+
+/* The rendezvous payload: where the sender's data can be read. */
+struct fdm_rndv_info {
+	uint64_t req_id;
+	uint32_t count;
+	struct {
+		uint64_t addr, len;
+		uint32_t key;
+	} iov[FDM_RNDV_IOV_MAX];
+};
+
+size_t fdm_rndv_encode(uint8_t *out, const struct fdm_rndv_info *ri);
+/* Validate against the header's total size; 0 or -FI_EINVAL. */
+int fdm_rndv_decode(struct fdm_rndv_info *ri, const uint8_t *in, size_t len,
+		    uint64_t total);
+
+#endif /* FDM_PROTO_H */
