@@ -127,29 +127,41 @@ FDV_INLINE struct fdv_cq *fdv_cq_of(struct fid_cq *cq_fid)
 	return fdv_container_of(cq_fid, struct fdv_cq, cq_fid);
 }
 
-/* Completion flags of a successful work completion. Receive opcodes have
- * bit 7 set (IBV_WC_RECV is 128); everything else is the initiator side. */
+/* Completion flags of a successful work completion, from a table rather
+ * than a switch: compilers lower a switch of this size to a jump table,
+ * an indirect branch in the middle of fi_cq_read.  The index keeps the
+ * opcode's low three bits and moves bit 7 (set on every receive opcode:
+ * IBV_WC_RECV is 128) to bit 3; any other opcode bit means an opcode this
+ * provider never posts, with no flags. */
 FDV_INLINE uint64_t fdv_wc_flags(const struct ibv_wc *wc)
 {
-	switch (wc->opcode) {
-	case IBV_WC_SEND:
-		return FI_MSG | FI_SEND;
-	case IBV_WC_RDMA_WRITE:
-		return FI_RMA | FI_WRITE;
-	case IBV_WC_RDMA_READ:
-		return FI_RMA | FI_READ;
-	case IBV_WC_COMP_SWAP:
-	case IBV_WC_FETCH_ADD:
-		return FI_ATOMIC | FI_READ;
-	case IBV_WC_RECV:
-		return (wc->wc_flags & IBV_WC_WITH_IMM) ?
-			FI_MSG | FI_RECV | FI_REMOTE_CQ_DATA : FI_MSG | FI_RECV;
-	case IBV_WC_RECV_RDMA_WITH_IMM:
-		return FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
-	default:
+	static const uint64_t flags_of_opcode[16] = {
+		FI_MSG | FI_SEND,			/* IBV_WC_SEND */
+		FI_RMA | FI_WRITE,			/* IBV_WC_RDMA_WRITE */
+		FI_RMA | FI_READ,			/* IBV_WC_RDMA_READ */
+		FI_ATOMIC | FI_READ,			/* IBV_WC_COMP_SWAP */
+		FI_ATOMIC | FI_READ,			/* IBV_WC_FETCH_ADD */
+		0, 0, 0,
+		FI_MSG | FI_RECV,			/* IBV_WC_RECV */
+		FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, /* IBV_WC_RECV_RDMA_WITH_IMM */
+		0, 0, 0, 0, 0, 0,
+	};
+	unsigned int op = (unsigned int)wc->opcode;
+
+	if (fdv_unlikely(op & ~0x87u))
 		return 0;
-	}
+	/* wc_flags is meaningful on receive completions only (a send's may
+	 * hold anything). */
+	return flags_of_opcode[(op & 7) | ((op >> 4) & 8)] |
+	       ((op & IBV_WC_RECV) && (wc->wc_flags & IBV_WC_WITH_IMM) ?
+		FI_REMOTE_CQ_DATA : 0);
 }
+
+#ifndef __cplusplus
+_Static_assert(IBV_WC_SEND == 0 && IBV_WC_RDMA_WRITE == 1 && IBV_WC_RDMA_READ == 2 &&
+	       IBV_WC_COMP_SWAP == 3 && IBV_WC_FETCH_ADD == 4 && IBV_WC_RECV == 128 &&
+	       IBV_WC_RECV_RDMA_WITH_IMM == 129, "fdv_wc_flags: verbs opcode values");
+#endif
 
 /* Send-side byte_len is undefined in verbs: only receives report one. */
 FDV_INLINE size_t fdv_wc_len(const struct ibv_wc *wc)
