@@ -527,15 +527,21 @@ static int fdr_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	eq = fdr_eq_of_fid(bfid);
 	if (!eq)
 		return -FI_EINVAL;
+	/* Lock order EQ -> passive endpoint (the EQ's pump takes its source
+	 * lock, then ours): claim the binding, join the EQ unlocked. */
 	pthread_mutex_lock(&pep->lock);
 	if (pep->ueq) {
-		ret = -FI_EINVAL;
-	} else {
-		ret = fdr_eq_add_src(eq, &pep->src);
-		if (!ret)
-			pep->ueq = eq;
+		pthread_mutex_unlock(&pep->lock);
+		return -FI_EINVAL;
 	}
+	pep->ueq = eq;
 	pthread_mutex_unlock(&pep->lock);
+	ret = fdr_eq_add_src(eq, &pep->src);
+	if (ret) {
+		pthread_mutex_lock(&pep->lock);
+		pep->ueq = NULL;
+		pthread_mutex_unlock(&pep->lock);
+	}
 	return ret;
 }
 

@@ -297,11 +297,17 @@ static int fdr_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		return ep->ueq ? -FI_EINVAL : -FI_EOPBADSTATE;
 	}
 	/* Reading the user's EQ runs our translation of the internal one,
-	 * and the internal EQ's fd wakes the user's waiters. */
-	ret = fdr_eq_add_src(eq, &ep->src);
-	if (!ret)
-		ep->ueq = eq;
+	 * and the internal EQ's fd wakes the user's waiters.  The EQ's pump
+	 * takes its source lock, then ours: claim the binding, and join the
+	 * EQ's sources without holding ours (lock order EQ -> endpoint). */
+	ep->ueq = eq;
 	pthread_mutex_unlock(&ep->lock);
+	ret = fdr_eq_add_src(eq, &ep->src);
+	if (ret) {
+		pthread_mutex_lock(&ep->lock);
+		ep->ueq = NULL;
+		pthread_mutex_unlock(&ep->lock);
+	}
 	return ret;
 }
 
