@@ -145,6 +145,44 @@ void fdm_handle_rma_done(struct fdm_ep *ep, struct fdm_tx *tx, int err)
 	fdm_tx_put(ep, tx);
 }
 
+/* What every RMA and atomic starts with: the domain lock, the connection
+ * to dest and a free request (after one progress pass if none is free).
+ * 0 with the lock held and *conn, *txp set, or the error with the lock
+ * released. */
+static int fdm_rma_begin(struct fdm_ep *ep, fi_addr_t dest, void *context,
+			 uint64_t flags, struct fdm_conn **conn, struct fdm_tx **txp)
+{
+	struct fdm_domain *d = ep->domain;
+	struct fdm_tx *tx;
+	int err = 0;
+
+	fdm_lock(d);
+	if (!ep->enabled) {
+		fdm_unlock(d);
+		return -FI_EOPBADSTATE;
+	}
+	*conn = fdm_conn_for_addr(ep, dest, &err);
+	if (!*conn) {
+		fdm_unlock(d);
+		return err;
+	}
+	tx = fdm_tx_get(ep);
+	if (!tx) {
+		fdm_ep_progress(ep);
+		tx = fdm_tx_get(ep);
+		if (!tx) {
+			fdm_unlock(d);
+			return -FI_EAGAIN;
+		}
+	}
+	tx->kind = FDM_TX_RMA;
+	tx->context = context;
+	tx->report = !(flags & FI_INJECT) &&
+		(!(ep->tx_cq_flags & FI_SELECTIVE_COMPLETION) || (flags & FI_COMPLETION));
+	*txp = tx;
+	return 0;
+}
+
 /* Take a request, fill what every RMA has, submit. */
 static ssize_t fdm_rma_common(struct fdm_ep *ep, uint8_t op, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t dest, uint64_t raddr,
@@ -162,30 +200,10 @@ static ssize_t fdm_rma_common(struct fdm_ep *ep, uint8_t op, const struct iovec 
 		len += iov[i].iov_len;
 	if ((flags & FI_INJECT) && len > ep->info->tx_attr->inject_size)
 		return -FI_EMSGSIZE;
-	fdm_lock(d);
-	if (!ep->enabled) {
-		fdm_unlock(d);
-		return -FI_EOPBADSTATE;
-	}
-	conn = fdm_conn_for_addr(ep, dest, &err);
-	if (!conn) {
-		fdm_unlock(d);
+	err = fdm_rma_begin(ep, dest, context, flags, &conn, &tx);
+	if (err)
 		return err;
-	}
-	tx = fdm_tx_get(ep);
-	if (!tx) {
-		fdm_ep_progress(ep);
-		tx = fdm_tx_get(ep);
-		if (!tx) {
-			fdm_unlock(d);
-			return -FI_EAGAIN;
-		}
-	}
-	tx->kind = FDM_TX_RMA;
-	tx->context = context;
 	tx->len = len;
-	tx->report = !(flags & FI_INJECT) &&
-		(!(ep->tx_cq_flags & FI_SELECTIVE_COMPLETION) || (flags & FI_COMPLETION));
 	tx->cntr = op == FDM_RMA_READ ? FDM_CNTR_READ : FDM_CNTR_WRITE;
 	tx->rma.op = op;
 	tx->rma.count = count;
@@ -355,29 +373,9 @@ static ssize_t fdm_atomic_common(struct fdm_ep *ep, uint8_t kind, const void *bu
 		return -FI_EOPNOTSUPP;
 	if ((kind != FDM_RMA_ATOMIC && !result) || (kind == FDM_RMA_CSWAP && !compare))
 		return -FI_EINVAL;
-	fdm_lock(d);
-	if (!ep->enabled) {
-		fdm_unlock(d);
-		return -FI_EOPBADSTATE;
-	}
-	conn = fdm_conn_for_addr(ep, dest, &err);
-	if (!conn) {
-		fdm_unlock(d);
+	err = fdm_rma_begin(ep, dest, context, flags, &conn, &tx);
+	if (err)
 		return err;
-	}
-	tx = fdm_tx_get(ep);
-	if (!tx) {
-		fdm_ep_progress(ep);
-		tx = fdm_tx_get(ep);
-		if (!tx) {
-			fdm_unlock(d);
-			return -FI_EAGAIN;
-		}
-	}
-	tx->kind = FDM_TX_RMA;
-	tx->context = context;
-	tx->report = !(flags & FI_INJECT) &&
-		(!(ep->tx_cq_flags & FI_SELECTIVE_COMPLETION) || (flags & FI_COMPLETION));
 	tx->cntr = kind == FDM_RMA_ATOMIC ? FDM_CNTR_WRITE : FDM_CNTR_READ;
 	tx->rma.op = kind;
 	tx->rma.count = 0;
