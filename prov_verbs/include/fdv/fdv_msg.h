@@ -119,6 +119,31 @@ FDV_INLINE ssize_t fdv_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 				  IBV_WR_SEND_WITH_IMM, fdv_htobe32((uint32_t)data));
 }
 
+/* A send's opcode: with immediate data when the caller gives CQ data. */
+FDV_INLINE void fdv_msg_send_opcode(struct ibv_send_wr *wr, uint64_t flags,
+				    uint64_t data)
+{
+	if (flags & FI_REMOTE_CQ_DATA) {
+		wr->opcode = IBV_WR_SEND_WITH_IMM;
+		wr->imm_data = fdv_htobe32((uint32_t)data);
+	} else {
+		wr->opcode = IBV_WR_SEND;
+	}
+}
+
+/* The end of an in-place hold: the entry's last fields, queued, the
+ * endpoint lock (taken by the caller) released. */
+FDV_INLINE ssize_t fdv_msg_hold_done(struct fdv_ep *ep, struct ibv_send_wr *e,
+				     int num_sge, unsigned int send_flags,
+				     uint64_t want_comp, void *context)
+{
+	e->num_sge = num_sge;
+	e->send_flags = send_flags;
+	fdv_more_queue(ep, e, want_comp, context);
+	fdv_unlock(&ep->lock);
+	return 0;
+}
+
 /* fi_sendmsg with FI_MORE, built where it waits (fdv_more_next), when
  * the request keeps no payload of the caller's that must be copied: a
  * non-inline send, or an inline one whose buffer stays the caller's
@@ -148,17 +173,10 @@ FDV_INLINE ssize_t fdv_msg_hold_v(struct fdv_ep *ep, const struct iovec *iov,
 		fdv_unlock(&ep->lock);
 		return fdv_ep_bad_request(ep, "send iov without descriptor");
 	}
-	e->num_sge = (int)count;
-	e->send_flags = (inl ? IBV_SEND_INLINE : 0) | fdv_fence_of(op_flags);
-	if (flags & FI_REMOTE_CQ_DATA) {
-		e->opcode = IBV_WR_SEND_WITH_IMM;
-		e->imm_data = fdv_htobe32((uint32_t)data);
-	} else {
-		e->opcode = IBV_WR_SEND;
-	}
-	fdv_more_queue(ep, e, want_comp, context);
-	fdv_unlock(&ep->lock);
-	return 0;
+	fdv_msg_send_opcode(e, flags, data);
+	return fdv_msg_hold_done(ep, e, (int)count,
+				 (inl ? IBV_SEND_INLINE : 0) | fdv_fence_of(op_flags),
+				 want_comp, context);
 }
 
 /* The common FI_MORE call, one buffer: fdv_msg_hold_v without the loops.
@@ -196,17 +214,9 @@ FDV_INLINE ssize_t fdv_msg_hold_one(struct fdv_ep *ep, const struct iovec *iov,
 		sge->length = (uint32_t)len;
 	else
 		fdv_store_len_key(sge, (uint32_t)len, fdv_desc_lkey(*desc));
-	e->num_sge = 1;
-	e->send_flags = send_flags | fdv_fence_of(flags);
-	if (flags & FI_REMOTE_CQ_DATA) {
-		e->opcode = IBV_WR_SEND_WITH_IMM;
-		e->imm_data = fdv_htobe32((uint32_t)data);
-	} else {
-		e->opcode = IBV_WR_SEND;
-	}
-	fdv_more_queue(ep, e, want_comp, context);
-	fdv_unlock(&ep->lock);
-	return 0;
+	fdv_msg_send_opcode(e, flags, data);
+	return fdv_msg_hold_done(ep, e, 1, send_flags | fdv_fence_of(flags),
+				 want_comp, context);
 }
 
 /* The vector and msg forms share one body; flags are the caller's (sendmsg)
@@ -244,12 +254,7 @@ FDV_INLINE ssize_t fdv_msg_sendv_flags(struct fdv_ep *ep,
 	wr.sg_list = sge;
 	wr.num_sge = (int)count;
 	wr.send_flags = inl ? IBV_SEND_INLINE : 0;
-	if (flags & FI_REMOTE_CQ_DATA) {
-		wr.opcode = IBV_WR_SEND_WITH_IMM;
-		wr.imm_data = fdv_htobe32((uint32_t)data);
-	} else {
-		wr.opcode = IBV_WR_SEND;
-	}
+	fdv_msg_send_opcode(&wr, flags, data);
 	return fdv_ep_post_send_op(ep, &wr, (flags | ep->tx_comp) & FI_COMPLETION,
 				   context, op_flags);
 }
