@@ -231,10 +231,19 @@ ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
 
 	hold = hold != FDV_POST_NOW;
 	if (mep->state != FDV_EP_CONNECTED || !mep->id || !mep->id->qp) {
-		/* Held requests never reach a device once the connection is
-		 * gone: they are dropped without a completion. */
-		if (more)
-			more->head = more->n = 0;
+		/* The connection went while requests were held. Each was
+		 * accepted with 0, so each must complete: they go to the QP
+		 * they were held for (it lives until the endpoint closes),
+		 * which the disconnect moved to the error state, so each
+		 * flushes into the CQ as FI_ECANCELED, as it would have had
+		 * it been posted before the connection ended. The fast path
+		 * stays closed. */
+		if (more && more->head != more->n) {
+			if (fdv_more_flush(ep, more, NULL))
+				more->head = more->n = 0;
+			ep->qp_tx = NULL;
+			ep->qp_tx_comp = NULL;
+		}
 		return fdv_ep_not_ready(ep, 1);
 	}
 	if (!more && hold) {
