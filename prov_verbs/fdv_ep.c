@@ -109,24 +109,8 @@ ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why)
 
 /* ---- FI_MORE: requests held on the endpoint ---- */
 
-/* At most this many requests wait; one more sends them all. Enough to
- * amortise a doorbell (a system call on rxe) over many small messages,
- * small enough that an endpoint that uses FI_MORE pays ~10 KiB for it. */
-#define FDV_MORE_MAX 32
-
-/* Held requests, pre-linked: entry i's sg_list points at sge[i] and its
- * inline payload is copied to bounce + i * bounce_size (the caller may
- * reuse an FI_INJECT buffer at return, and the device reads inline data
- * only at ibv_post_send). Entries [head, n) wait; head > 0 only after a
- * post the device refused part of. */
-struct fdv_more {
-	struct ibv_qp *qp;	/* the connected QP while qp_tx is gated */
-	uint32_t head, n;
-	uint32_t bounce_size;
-	struct ibv_send_wr wr[FDV_MORE_MAX];
-	struct ibv_sge sge[FDV_MORE_MAX][FDV_IOV_MAX];
-	uint8_t bounce[];
-};
+/* struct fdv_more and FDV_MORE_MAX are in fdv/fdv_ep.h: the inline
+ * FI_MORE path of the msg forms builds held requests in place. */
 
 static struct fdv_msg_ep *fdv_msg_ep_of(struct fdv_ep *ep)
 {
@@ -247,10 +231,19 @@ ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
 
 	hold = hold != FDV_POST_NOW;
 	if (mep->state != FDV_EP_CONNECTED || !mep->id || !mep->id->qp) {
-		/* Held requests never reach a device once the connection is
-		 * gone: they are dropped without a completion. */
-		if (more)
-			more->head = more->n = 0;
+		/* The connection went while requests were held. Each was
+		 * accepted with 0, so each must complete: they go to the QP
+		 * they were held for (it lives until the endpoint closes),
+		 * which the disconnect moved to the error state, so each
+		 * flushes into the CQ as FI_ECANCELED, as it would have had
+		 * it been posted before the connection ended. The fast path
+		 * stays closed. */
+		if (more && more->head != more->n) {
+			if (fdv_more_flush(ep, more, NULL))
+				more->head = more->n = 0;
+			ep->qp_tx = NULL;
+			ep->qp_tx_comp = NULL;
+		}
 		return fdv_ep_not_ready(ep, 1);
 	}
 	if (!more && hold) {
@@ -260,6 +253,9 @@ ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
 		if (!more)
 			return -FI_ENOMEM;
 		more->bounce_size = bounce;
+		/* pre-linked: fdv_msg_hold_v fills entries in place */
+		for (uint32_t i = 0; i < FDV_MORE_MAX; i++)
+			more->wr[i].sg_list = more->sge[i];
 		ep->more = more;
 	}
 	if (!more || more->head == more->n) {

@@ -205,11 +205,13 @@ int fdm_getinfo(uint32_t version, const char *node, const char *service,
 	ret = fdv_abi_check();
 	if (ret)
 		return ret;
-	/* Only on request: a program asking for any endpoint type gets the
-	 * verbs MSG entries, as it would from upstream's verbs provider. */
-	if (!hep || hep->type != FI_EP_RDM)
+	/* A program that names no endpoint type gets these entries after the
+	 * verbs MSG ones (the core asks verbs first), as upstream lists
+	 * verbs;ofi_rxm after verbs: `fi_info -p verbs` shows both, and
+	 * hints with FI_TAGGED but no type find RDM. */
+	if (hep && hep->type != FI_EP_RDM && hep->type != FI_EP_UNSPEC)
 		return -FI_ENODATA;
-	if (hep->protocol != FI_PROTO_UNSPEC && hep->protocol != FI_PROTO_RXM)
+	if (hep && hep->protocol != FI_PROTO_UNSPEC && hep->protocol != FI_PROTO_RXM)
 		return -FI_ENODATA;
 
 	core_hints = fdm_core_hints_of(hints);

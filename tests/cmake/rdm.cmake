@@ -33,7 +33,7 @@ if(FABRIC_DIRECT_RDM_TESTS OR FABRIC_DIRECT_RDM_UPSTREAM)
   set(FD_RDM_BUILD ON)
 endif()
 
-set(FD_RDM_TESTS rdm_tagged rdm_av rdm_match rdm_peek rdm_large rdm_rma rdm_cntr
+set(FD_RDM_TESTS rdm_tagged rdm_av rdm_match rdm_peek rdm_large rdm_rma rdm_cntr rdm_threads
                  rdm_simul rdm_deadpeer rdm_incast)
 set(FD_RDM_DIR ${CMAKE_CURRENT_SOURCE_DIR}/rdm)
 foreach(t ${FD_RDM_TESTS})
@@ -42,7 +42,7 @@ foreach(t ${FD_RDM_TESTS})
   endif()
   add_executable(${t} ${FD_RDM_DIR}/${t}.c ${FD_RDM_DIR}/rdmt.c)
   target_include_directories(${t} PRIVATE ${FD_RDM_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/device)
-  target_link_libraries(${t} PRIVATE fdt_common)
+  target_link_libraries(${t} PRIVATE fdt_common Threads::Threads)
   target_compile_options(${t} PRIVATE ${FD_WARNINGS})
   if(FABRIC_DIRECT_RDM_UPSTREAM AND FD_UPSTREAM_LIBFABRIC AND FD_UPSTREAM_FABRIC_H)
     add_executable(${t}_upstream ${FD_RDM_DIR}/${t}.c ${FD_RDM_DIR}/rdmt.c

@@ -43,6 +43,27 @@ static int count(const struct fi_info *fi)
 	return n;
 }
 
+static int count_type(const struct fi_info *fi, enum fi_ep_type type)
+{
+	int n = 0;
+
+	for (; fi; fi = fi->next)
+		n += fi->ep_attr->type == type;
+	return n;
+}
+
+/* Every MSG entry before any other: a program that takes the first
+ * answer to a typeless request keeps getting what it got before. */
+static int msg_first(const struct fi_info *fi)
+{
+	for (; fi && fi->ep_attr->type == FI_EP_MSG; fi = fi->next)
+		;
+	for (; fi; fi = fi->next)
+		if (fi->ep_attr->type == FI_EP_MSG)
+			return 0;
+	return 1;
+}
+
 /* Entries of the verbs provider itself: without hints, layers built on it
  * (verbs;rstream) answer too. */
 static int count_verbs(const struct fi_info *fi)
@@ -410,14 +431,29 @@ static void test_hints(void)
 #endif
 	h->ep_attr->type = FI_EP_UNSPEC;
 	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 &&
-	      count(info) == all && info->ep_attr->type == FI_EP_MSG,
-	      "UNSPEC");
+	      count_type(info, FI_EP_MSG) == all && info->ep_attr->type == FI_EP_MSG &&
+	      msg_first(info), "UNSPEC");
+#if FD_HAVE_RDM
+	/* no type named: the RDM layer's entries follow the MSG ones */
+	CHECK(count_type(info, FI_EP_RDM) > 0, "UNSPEC lists RDM");
+#endif
 	fi_freeinfo(info);
 	h->ep_attr->type = FI_EP_MSG;
 
 	h->caps = FI_TAGGED;
 	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA,
 	      "tagged");
+	h->ep_attr->type = FI_EP_UNSPEC;
+#if FD_HAVE_RDM
+	/* a tagged program that names no type finds RDM only */
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 &&
+	      count_type(info, FI_EP_RDM) == count(info), "tagged, UNSPEC");
+	fi_freeinfo(info);
+#else
+	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == -FI_ENODATA,
+	      "tagged, UNSPEC");
+#endif
+	h->ep_attr->type = FI_EP_MSG;
 	h->caps = FI_MSG;
 	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED;
 	CHECK(fi_getinfo(V117, NULL, NULL, 0, h, &info) == 0 && info &&

@@ -13,9 +13,11 @@
  *   phase 3  flags no verbs request can honour get -FI_EBADFLAGS on the
  *            msg forms (FI_TRIGGER, FI_DELIVERY_COMPLETE, FI_MULTI_RECV on
  *            a receive) and post nothing.
- *   phase 4  three FI_MORE sends, then shutdown and close: the held
- *            requests never reach the peer (its remaining receives only
- *            flush) and closing with them held is clean. */
+ *   phase 4  three FI_MORE sends, then shutdown, then a plain send: it
+ *            fails (-FI_ENOTCONN) and the three held ones, accepted with
+ *            0, complete in order with FI_ECANCELED instead of vanishing;
+ *            the peer never sees them (its remaining receives only
+ *            flush). An FI_MORE send after that fails at once too. */
 #define _POSIX_C_SOURCE 200112L	/* nanosleep */
 #include "fdt.h"
 
@@ -285,11 +287,26 @@ static int client(struct fdt_side *s, void *arg)
 	for (int k = 0; k < 3; k++)
 		FDT_OK(sendmsg_one(s->ep, buf, 8, fi_mr_desc(mr), &ctx[k], 0, FI_MORE));
 	FDT_OK(fi_shutdown(s->ep, 0));
+	FDT_EXPECT(fi_send(s->ep, buf, 8, fi_mr_desc(mr), 0, &ctx[3]), -FI_ENOTCONN);
+	for (int k = 0; k < 3; k++) {
+		struct fi_cq_data_entry e;
+		struct fi_cq_err_entry err;
+
+		FDT_ASSERT(fdt_wait_cq_ms(s->txcq, &e, &err, 10000) == -FI_EAVAIL,
+			   "held send %d after shutdown: a success completion", k);
+		FDT_ASSERT(err.err == FI_ECANCELED && err.op_context == &ctx[k],
+			   "held send %d after shutdown: error %d context %p (want %p)",
+			   k, err.err, err.op_context, (void *)&ctx[k]);
+	}
+	fdt_cq_expect_quiet(s->txcq, 200, "a completion for the refused send");
+	/* nothing is held now and nothing can be */
+	FDT_EXPECT(sendmsg_one(s->ep, buf, 8, fi_mr_desc(mr), &ctx[0], 0, FI_MORE),
+		   -FI_ENOTCONN);
 	FDT_OK(fi_close(&mr->fid));
 	fdt_close_side(s);
 	free(buf);
 	printf("client: %d FI_MORE requests held and sent with the next call, "
-	       "%d in a long chain; bad flags refused; close with held requests clean\n",
+	       "%d in a long chain; bad flags refused; held requests flushed as FI_ECANCELED after shutdown\n",
 	       n - 1, P2_SENDS);
 	return 0;
 }

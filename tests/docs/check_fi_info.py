@@ -6,6 +6,8 @@ Run where verbs devices exist (tests/rxe/run; FD_RXE_* describe them):
     verbs MSG domains, RDMA CM RC protocol; with --rstream ON
     `-t FI_EP_SOCK_STREAM` lists both as well, and `-l` names every
     provider compiled in;
+  * with --rdm ON `-p verbs` (no type) lists every device as a
+    "verbs;ofi_rxm" FI_EP_RDM entry as well, after the MSG entries;
   * with --upstream FI_INFO (Debian's libfabric-bin), the summary and the
     verbose dump of every entry both tools list (same source address) must
     be the same line for line, except for the attributes where this
@@ -106,8 +108,10 @@ def main():
     ap.add_argument("--upstream", default="/usr/bin/fi_info",
                     help="upstream fi_info to compare with ('' for none)")
     ap.add_argument("--rstream", default="OFF")
+    ap.add_argument("--rdm", default="OFF")
     args = ap.parse_args()
     rstream = args.rstream.upper() in ("ON", "1", "YES", "TRUE")
+    rdm = args.rdm.upper() in ("ON", "1", "YES", "TRUE")
 
     addr = os.environ.get("FD_RXE_ADDR0")
     devs = [d for d in (os.environ.get("FD_RXE_DEV0"),
@@ -143,10 +147,35 @@ def main():
 
     rc, out, err = run([ours, "-l"])
     provs = re.findall(r'^(\S+):$', out, re.M)
-    want_provs = ["verbs"] + (["verbs;rstream"] if rstream else [])
+    want_provs = ["verbs"] + (["verbs;rstream"] if rstream else []) + \
+        (["verbs;ofi_rxm"] if rdm else [])
     if rc or provs != want_provs:
         errors.append("fd_fi_info -l: exit %d, providers %s, expected %s" %
                       (rc, provs, want_provs))
+
+    if rdm:
+        # `fi_info -p verbs` with no type lists the RDM layer's entries
+        # too, after the MSG ones, as upstream lists verbs;ofi_rxm
+        rc, out, err = run([ours, "-p", "verbs"])
+        every = summaries(out)
+        types = [s.get("type") for s in every]
+        if rc or "FI_EP_RDM" not in types or \
+                types.index("FI_EP_RDM") < len(types) - types[::-1].index("FI_EP_MSG") - 1:
+            errors.append("fd_fi_info -p verbs: exit %d, types in order %s: "
+                          "expected MSG entries, then RDM ones" % (rc, types))
+        for d in devs:
+            hits = [s for s in every if s.get("domain") == d and
+                    s.get("type") == "FI_EP_RDM"]
+            if not hits:
+                errors.append("fd_fi_info -p verbs does not list %s as RDM" % d)
+            for s in hits:
+                want = {"provider": "verbs;ofi_rxm", "protocol": "FI_PROTO_RXM"}
+                for k, v in want.items():
+                    if s.get(k) != v:
+                        errors.append("%s RDM: %s is %s, expected %s" %
+                                      (d, k, s.get(k), v))
+        print("fd_fi_info -p verbs lists %d RDM entries after %d MSG ones" %
+              (types.count("FI_EP_RDM"), types.count("FI_EP_MSG")))
 
     if rstream:
         rc, out, err = run([ours, "-t", "FI_EP_SOCK_STREAM"])

@@ -110,6 +110,29 @@ struct fdv_ep {
 	struct ibv_sge rx_sge;
 };
 
+/* At most this many requests wait for a call without FI_MORE; one more
+ * sends them all. Enough to amortise a doorbell (a system call on rxe)
+ * over many small messages, small enough that an endpoint that uses
+ * FI_MORE pays ~10 KiB for it. */
+#define FDV_MORE_MAX 32
+
+/* Held requests (allocated by the library at an endpoint's first
+ * FI_MORE). Entry i's sg_list points at sge[i]; an inline payload the
+ * caller may reuse before the chain is posted (FI_INJECT, or no
+ * completion to wait for) is copied to bounce + i * bounce_size, since
+ * the device reads inline data only at ibv_post_send. Entries [head, n)
+ * wait, linked in order; head > 0 only after a post the device refused
+ * part of. The layout is compiled into applications (the inline msg
+ * forms build entry n in place): FDV_ABI_VERSION covers it. */
+struct fdv_more {
+	struct ibv_qp *qp;	/* the connected QP while qp_tx is gated */
+	uint32_t head, n;
+	uint32_t bounce_size;
+	struct ibv_send_wr wr[FDV_MORE_MAX];
+	struct ibv_sge sge[FDV_MORE_MAX][FDV_IOV_MAX];
+	uint8_t bounce[];
+};
+
 /* want_comp of a call that completes as the endpoint's defaults say
  * (tx_comp): resolved by fdv_ep_post_send_flags, through qp_tx_comp. */
 #define FDV_COMP_EP UINT64_MAX
@@ -386,6 +409,52 @@ FDV_INLINE ssize_t fdv_ep_post_send_op(struct fdv_ep *ep, struct ibv_send_wr *wr
 		return ret;
 	}
 	return fdv_ep_post_send(ep, wr, want_comp, context);
+}
+
+/* FI_MORE without a copy or a call: the entry the next held request is
+ * built in, or NULL when that request must take fdv_ep_post_held (no
+ * held array yet, the array full or partly refused, or nothing held and
+ * the endpoint not connected). Called with the endpoint lock held. */
+FDV_INLINE struct ibv_send_wr *fdv_more_next(struct fdv_ep *ep)
+{
+	struct fdv_more *more = ep->more;
+
+	if (!more || more->head || more->n == FDV_MORE_MAX ||
+	    (!more->n && !ep->qp_tx))
+		return NULL;
+	return &more->wr[more->n];
+}
+
+/* Queue the entry fdv_more_next gave (its opcode, SGEs, num_sge and
+ * send_flags but the signaling bit filled in): completion choice as
+ * fdv_ep_post_send_flags makes it, linked behind the last one. The first
+ * held request closes the fast paths (qp_tx NULL), so the next call
+ * without FI_MORE goes out of line and posts the whole chain. */
+FDV_INLINE void fdv_more_queue(struct fdv_ep *ep, struct ibv_send_wr *e,
+			       uint64_t want_comp, void *context)
+{
+	struct fdv_more *more = ep->more;
+	uint32_t n = more->n;
+
+	if (want_comp) {
+		e->wr_id = (uintptr_t)context;
+		e->send_flags |= IBV_SEND_SIGNALED;
+	} else {
+		e->wr_id = FDV_WR_ID_SILENT;
+		if (++ep->unsignaled >= ep->signal_every) {
+			e->send_flags |= IBV_SEND_SIGNALED;
+			ep->unsignaled = 0;
+		}
+	}
+	e->next = NULL;
+	if (n) {
+		more->wr[n - 1].next = e;
+	} else {
+		more->qp = ep->qp_tx;
+		ep->qp_tx = NULL;
+		ep->qp_tx_comp = NULL;
+	}
+	more->n = n + 1;
 }
 
 /* wr->next is NULL (prebuilt, or set by the caller); wr_id is the

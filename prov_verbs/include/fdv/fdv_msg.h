@@ -119,6 +119,106 @@ FDV_INLINE ssize_t fdv_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 				  IBV_WR_SEND_WITH_IMM, fdv_htobe32((uint32_t)data));
 }
 
+/* A send's opcode: with immediate data when the caller gives CQ data. */
+FDV_INLINE void fdv_msg_send_opcode(struct ibv_send_wr *wr, uint64_t flags,
+				    uint64_t data)
+{
+	if (flags & FI_REMOTE_CQ_DATA) {
+		wr->opcode = IBV_WR_SEND_WITH_IMM;
+		wr->imm_data = fdv_htobe32((uint32_t)data);
+	} else {
+		wr->opcode = IBV_WR_SEND;
+	}
+}
+
+/* The end of an in-place hold: the entry's last fields, queued, the
+ * endpoint lock (taken by the caller) released. */
+FDV_INLINE ssize_t fdv_msg_hold_done(struct fdv_ep *ep, struct ibv_send_wr *e,
+				     int num_sge, unsigned int send_flags,
+				     uint64_t want_comp, void *context)
+{
+	e->num_sge = num_sge;
+	e->send_flags = send_flags;
+	fdv_more_queue(ep, e, want_comp, context);
+	fdv_unlock(&ep->lock);
+	return 0;
+}
+
+/* fi_sendmsg with FI_MORE, built where it waits (fdv_more_next), when
+ * the request keeps no payload of the caller's that must be copied: a
+ * non-inline send, or an inline one whose buffer stays the caller's
+ * until its completion (FDV_OP_NOCOPY with a completion wanted). Returns
+ * 1 when it did not take the request, which then goes the general way.
+ * The count and iov were checked by the caller. */
+FDV_INLINE ssize_t fdv_msg_hold_v(struct fdv_ep *ep, const struct iovec *iov,
+				  void **desc, size_t count, size_t total,
+				  void *context, uint64_t flags, uint64_t data,
+				  uint64_t op_flags)
+{
+	uint64_t want_comp = (flags | ep->tx_comp) & FI_COMPLETION;
+	int inl = total <= ep->inject_size;
+	struct ibv_send_wr *e;
+
+	if (inl && !(want_comp && (op_flags & FDV_OP_NOCOPY)))
+		return 1;
+	fdv_lock(&ep->lock);
+	e = fdv_more_next(ep);
+	if (fdv_unlikely(!e)) {
+		fdv_unlock(&ep->lock);
+		return 1;
+	}
+	/* sg_list is already this entry's own SGE row */
+	if (fdv_unlikely(total > FDV_MAX_MSG_SIZE ||
+			 fdv_fill_sge(e->sg_list, iov, desc, count, !inl) == SIZE_MAX)) {
+		fdv_unlock(&ep->lock);
+		return fdv_ep_bad_request(ep, "send iov without descriptor");
+	}
+	fdv_msg_send_opcode(e, flags, data);
+	return fdv_msg_hold_done(ep, e, (int)count,
+				 (inl ? IBV_SEND_INLINE : 0) | fdv_fence_of(op_flags),
+				 want_comp, context);
+}
+
+/* The common FI_MORE call, one buffer: fdv_msg_hold_v without the loops.
+ * Returns 1 when it did not take the request. */
+FDV_INLINE ssize_t fdv_msg_hold_one(struct fdv_ep *ep, const struct iovec *iov,
+				    void **desc, void *context, uint64_t flags,
+				    uint64_t data)
+{
+	uint64_t want_comp = (flags | ep->tx_comp) & FI_COMPLETION;
+	size_t len = iov->iov_len;
+	struct ibv_send_wr *e;
+	struct ibv_sge *sge;
+	unsigned int send_flags;
+
+	if (len <= ep->inject_size) {
+		/* inline: the payload stays the caller's until its
+		 * completion only when one is wanted and it is no inject */
+		if (!want_comp || (flags & FI_INJECT))
+			return 1;
+		send_flags = IBV_SEND_INLINE;
+	} else {
+		if (fdv_unlikely(len > FDV_MAX_MSG_SIZE || !desc || !*desc))
+			return 1;	/* the general path says what is wrong */
+		send_flags = 0;
+	}
+	fdv_lock(&ep->lock);
+	e = fdv_more_next(ep);
+	if (fdv_unlikely(!e)) {
+		fdv_unlock(&ep->lock);
+		return 1;
+	}
+	sge = e->sg_list;	/* the entry's own SGE row */
+	sge->addr = (uintptr_t)iov->iov_base;
+	if (send_flags)
+		sge->length = (uint32_t)len;
+	else
+		fdv_store_len_key(sge, (uint32_t)len, fdv_desc_lkey(*desc));
+	fdv_msg_send_opcode(e, flags, data);
+	return fdv_msg_hold_done(ep, e, 1, send_flags | fdv_fence_of(flags),
+				 want_comp, context);
+}
+
 /* The vector and msg forms share one body; flags are the caller's (sendmsg)
  * or the endpoint's defaults (sendv). */
 FDV_INLINE ssize_t fdv_msg_sendv_flags(struct fdv_ep *ep,
@@ -140,6 +240,13 @@ FDV_INLINE ssize_t fdv_msg_sendv_flags(struct fdv_ep *ep,
 	inl = total <= ep->inject_size;
 	if (fdv_unlikely((flags & FI_INJECT) && !inl))
 		return fdv_ep_bad_request(ep, "FI_INJECT over inject_size");
+	if (op_flags & FI_MORE) {
+		ssize_t held = fdv_msg_hold_v(ep, iov, desc, count, total, context,
+					      flags, data, op_flags);
+
+		if (held <= 0)
+			return held;
+	}
 	if (fdv_unlikely(total > FDV_MAX_MSG_SIZE ||
 			 fdv_fill_sge(sge, iov, desc, count, !inl) == SIZE_MAX))
 		return fdv_ep_bad_request(ep, "send iov without descriptor");
@@ -147,12 +254,7 @@ FDV_INLINE ssize_t fdv_msg_sendv_flags(struct fdv_ep *ep,
 	wr.sg_list = sge;
 	wr.num_sge = (int)count;
 	wr.send_flags = inl ? IBV_SEND_INLINE : 0;
-	if (flags & FI_REMOTE_CQ_DATA) {
-		wr.opcode = IBV_WR_SEND_WITH_IMM;
-		wr.imm_data = fdv_htobe32((uint32_t)data);
-	} else {
-		wr.opcode = IBV_WR_SEND;
-	}
+	fdv_msg_send_opcode(&wr, flags, data);
 	return fdv_ep_post_send_op(ep, &wr, (flags | ep->tx_comp) & FI_COMPLETION,
 				   context, op_flags);
 }
@@ -176,6 +278,13 @@ FDV_INLINE ssize_t fdv_msg_sendmsg(struct fid_ep *ep_fid,
 		return fdv_ep_bad_request(ep, "NULL fi_msg");
 	if (fdv_unlikely(flags & FDV_TX_MSG_BADFLAGS))
 		return -FI_EBADFLAGS;
+	if ((flags & FI_MORE) && msg->iov_count == 1 && msg->msg_iov) {
+		ssize_t held = fdv_msg_hold_one(ep, msg->msg_iov, msg->desc,
+						msg->context, flags, msg->data);
+
+		if (held <= 0)
+			return held;
+	}
 	return fdv_msg_sendv_flags(ep, msg->msg_iov, msg->desc, msg->iov_count,
 				   msg->context, flags, msg->data,
 				   (flags & (FI_FENCE | FI_MORE)) |
