@@ -18,10 +18,11 @@
 # Upstream runs with FI_UNIVERSE_SIZE=16: its rxm sizes its verbs CQs
 # from the universe size, and with the default (256) rxe refuses them and
 # fi_enable fails (issue 14). The provider is chosen through the hints
-# (prov_name "verbs;ofi_rxm"), not FI_PROVIDER: upstream matches
-# FI_PROVIDER against each provider's own name ("verbs", "ofi_rxm"), so
-# FI_PROVIDER="verbs;ofi_rxm" filters out both and fi_getinfo finds
-# nothing. Prints a table and writes OUTDIR/rdm-callgrind.csv.
+# (prov_name "verbs;ofi_rxm"), so FI_PROVIDER is left unset. Upstream's
+# rxm answers -FI_EAGAIN to sends while it connects; fd_rdm retries them
+# after a CQ read (an earlier version waited for a completion there and
+# hung, which is why fd_rdm_upstream printed nothing). Prints a table and
+# writes OUTDIR/rdm-callgrind.csv.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 out=${1:?usage: rdm-callgrind.sh OUTDIR BINARY...}
