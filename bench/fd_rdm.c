@@ -141,8 +141,9 @@ static void close_side(struct side *s)
 }
 
 /* One bracketed CQ read: 1 with a completion in *e, 0 when empty; a
- * completion error ends the run. */
-static int poll_once(struct side *s, struct fi_cq_tagged_entry *e)
+ * completion error ends the run. Not inlined: the loop and the
+ * calibration of empty reads run the very same instructions. */
+static __attribute__((noinline)) int poll_once(struct side *s, struct fi_cq_tagged_entry *e)
 {
 	ssize_t n;
 
@@ -265,12 +266,13 @@ static void pingpong(struct side *s, int client, enum test t, size_t len, unsign
 			struct fi_cq_tagged_entry e;
 			uint64_t loop_empties = s->empties, loop_calls = s->calls;
 
-			/* calibration: empty CQ reads alone */
-			for (i = 0; i < iters; i++) {
-				CG_TOGGLE();
-				(void)fi_cq_read(s->cq, &e, 1);
-				CG_TOGGLE();
-			}
+			/* calibration: empty CQ reads alone, through the same
+			 * bracketed code as the loop's (a different call
+			 * site may compile to an instruction more or less,
+			 * which the loop's many empty reads would multiply) */
+			for (i = 0; i < iters; i++)
+				if (poll_once(s, &e))
+					DIE("a completion after the last round trip");
 			snprintf(tag, sizeof(tag), "fdrdm:%s:%s:%zu:empty", variant,
 				 test_names[t], len);
 			CG_DUMP(tag);

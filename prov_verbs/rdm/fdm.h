@@ -141,6 +141,11 @@ struct fdm_rndv {
 	uint64_t cq_flags, tag, data;
 };
 
+/* The direct wrappers read an RDM endpoint's kind where struct
+ * fdv_ep_head has it. */
+_Static_assert(offsetof(struct fdm_ep, kind) == offsetof(struct fdv_ep_head, kind),
+	       "struct fdm_ep must start like struct fdv_ep_head");
+
 static inline void fdm_lock(struct fdm_domain *d)
 {
 	if (d->locked)
