@@ -56,10 +56,14 @@ struct fdm_tx *fdm_tx_get(struct fdm_ep *ep)
 
 void fdm_tx_put(struct fdm_ep *ep, struct fdm_tx *tx)
 {
-	for (unsigned i = 0; i < FDM_IOV_LIMIT; i++) {
-		if (tx->mr[i]) {
-			fi_close(&tx->mr[i]->fid);
-			tx->mr[i] = NULL;
+	/* Only a rendezvous send or an RMA registers user buffers (and sets
+	 * its kind before it does): an eager send skips the loop. */
+	if (tx->kind == FDM_TX_RNDV || tx->kind == FDM_TX_RMA) {
+		for (unsigned i = 0; i < FDM_IOV_LIMIT; i++) {
+			if (tx->mr[i]) {
+				fi_close(&tx->mr[i]->fid);
+				tx->mr[i] = NULL;
+			}
 		}
 	}
 	tx->in_use = false;

@@ -175,6 +175,7 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 		uint32_t n = 0;
 
 		ri.req_id = (uint64_t)tx->gen << 32 | tx->idx;
+		tx->kind = FDM_TX_RNDV;	/* before registering: fdm_tx_put closes */
 		for (size_t i = 0; i < count; i++) {
 			int ret;
 
