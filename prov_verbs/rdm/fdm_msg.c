@@ -165,7 +165,8 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 		h.op = tagged ? FDM_OP_EAGER_TAG : FDM_OP_EAGER_MSG;
 		fdm_hdr_encode(tx->buf, &h);
 		for (size_t i = 0; i < count; i++) {
-			memcpy(p, iov[i].iov_base, iov[i].iov_len);
+			if (iov[i].iov_len)
+				memcpy(p, iov[i].iov_base, iov[i].iov_len);
 			p += iov[i].iov_len;
 		}
 		tx->kind = FDM_TX_EAGER;

@@ -116,7 +116,8 @@ FDV_INLINE ssize_t fdm_send_inline(struct fid_ep *ep_fid, const void *buf,
 	fdm_hdr_put_eager(tx->buf, (mode & FDM_SEND_TAGGED) ? FDM_OP_EAGER_TAG :
 			  FDM_OP_EAGER_MSG, c->remote_id,
 			  (mode & FDM_SEND_TAGGED) ? tag : 0, len);
-	memcpy(tx->buf + FDM_HDR_LEN, buf, len);
+	if (fdv_likely(len))	/* a zero-length send may come with no buffer */
+		memcpy(tx->buf + FDM_HDR_LEN, buf, len);
 	/* fi_sendv, not fi_send: the direct build's fi_send serves RDM
 	 * endpoints with this very function, and an always-inline function
 	 * cannot reach itself; fi_sendv of one buffer is the verbs MSG
