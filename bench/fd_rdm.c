@@ -12,9 +12,11 @@
  *   test size iters usec_per_rtt/2 | MB/s | Mmsg/s
  * and with --callgrind the client brackets every data-path call (post,
  * receive post, CQ read) with CALLGRIND_TOGGLE_COLLECT, dumps the loop
- * ("fdrdm:VARIANT:TEST:SIZE:loop") and a calibration of ITERS empty CQ
- * reads ("...:empty"), and prints the counts needed to turn the dumps
- * into instructions per round trip (bench/rdm-callgrind.sh does). */
+ * ("fdrdm:VARIANT:TEST:SIZE:loop"), a calibration of ITERS empty CQ
+ * reads ("...:empty") and one of ITERS empty brackets ("...:nop"), and
+ * prints the counts needed to turn the dumps into instructions per round
+ * trip (bench/rdm-callgrind.sh does, as bench/report.py does for MSG:
+ * empty reads and the brackets' own cost taken out). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -62,6 +64,9 @@ static const char *test_names[] = { "tlat", "lat", "tbw", "rate" };
 static int cg;
 static const char *variant = BENCH_VARIANT;
 
+#define MAXWIN 256
+#define STASH (MAXWIN + 2)
+
 struct side {
 	struct fi_info *info;
 	struct fid_fabric *fabric;
@@ -71,7 +76,13 @@ struct side {
 	struct fid_av *av;
 	fi_addr_t peer;
 	uint8_t *sbuf, *rbuf;
-	uint64_t empties;
+	/* callgrind bookkeeping: empty CQ reads, and the bracketed calls
+	 * that did something (posts, receive posts, reads that returned a
+	 * completion), whose bracket cost is taken out */
+	uint64_t empties, calls;
+	/* completions read while retrying a send, handed out by reap() */
+	struct fi_cq_tagged_entry stash[STASH];
+	unsigned nstash;
 };
 
 static uint64_t now_ns(void)
@@ -129,46 +140,69 @@ static void close_side(struct side *s)
 	free(s->rbuf);
 }
 
-/* Reap one completion; empty reads are counted for the calibration. */
+/* One bracketed CQ read: 1 with a completion in *e, 0 when empty; a
+ * completion error ends the run. Not inlined: the loop and the
+ * calibration of empty reads run the very same instructions. */
+static __attribute__((noinline)) int poll_once(struct side *s, struct fi_cq_tagged_entry *e)
+{
+	ssize_t n;
+
+	CG_TOGGLE();
+	n = fi_cq_read(s->cq, e, 1);
+	CG_TOGGLE();
+	if (n == 1) {
+		s->calls++;
+		return 1;
+	}
+	if (n != -FI_EAGAIN) {
+		struct fi_cq_err_entry err = { 0 };
+
+		fi_cq_readerr(s->cq, &err, 0);
+		DIE("completion error %d (%s)", err.err, fi_strerror(err.err));
+	}
+	s->empties++;
+	return 0;
+}
+
+/* Reap one completion: one a retried send found first (stash), else the
+ * next from the CQ; empty reads are counted for the calibration. */
 static void reap(struct side *s, struct fi_cq_tagged_entry *e)
 {
 	uint64_t spins = 0;
-	ssize_t n;
 
-	for (;;) {
-		CG_TOGGLE();
-		n = fi_cq_read(s->cq, e, 1);
-		CG_TOGGLE();
-		if (n == 1)
-			return;
-		if (n != -FI_EAGAIN) {
-			struct fi_cq_err_entry err = { 0 };
-
-			fi_cq_readerr(s->cq, &err, 0);
-			DIE("completion error %d (%s)", err.err, fi_strerror(err.err));
-		}
-		s->empties++;
+	if (s->nstash) {
+		*e = s->stash[--s->nstash];
+		return;
+	}
+	while (!poll_once(s, e))
 		if (++spins > 4000000000ull)
 			DIE("no completion");
-	}
 }
 
+/* A send answered -FI_EAGAIN (upstream's rxm does while the connection
+ * to the peer is being made; this library queues the send instead) is
+ * retried after one CQ read, which drives progress. Whatever that read
+ * returns is kept for reap(): the reply may already be there, so waiting
+ * for a completion here could wait forever. */
 static ssize_t post_send(struct side *s, enum test t, size_t len, void *ctx)
 {
+	struct fi_cq_tagged_entry e;
 	ssize_t rc;
 
-	do {
+	for (;;) {
 		CG_TOGGLE();
 		rc = t == T_LAT ? fi_send(s->ep, s->sbuf, len, NULL, s->peer, ctx)
 				: fi_tsend(s->ep, s->sbuf, len, NULL, s->peer, 1, ctx);
 		CG_TOGGLE();
-		if (rc == -FI_EAGAIN) {
-			struct fi_cq_tagged_entry e;
-
-			reap(s, &e);	/* only sends can be outstanding here */
+		s->calls++;
+		if (rc != -FI_EAGAIN)
+			return rc;
+		if (poll_once(s, &e)) {
+			if (s->nstash == STASH)
+				DIE("more completions than operations");
+			s->stash[s->nstash++] = e;
 		}
-	} while (rc == -FI_EAGAIN);
-	return rc;
+	}
 }
 
 static ssize_t post_recv(struct side *s, enum test t, size_t len, void *ctx)
@@ -179,6 +213,7 @@ static ssize_t post_recv(struct side *s, enum test t, size_t len, void *ctx)
 	rc = t == T_LAT ? fi_recv(s->ep, s->rbuf, len, NULL, FI_ADDR_UNSPEC, ctx)
 			: fi_trecv(s->ep, s->rbuf, len, NULL, FI_ADDR_UNSPEC, 1, 0, ctx);
 	CG_TOGGLE();
+	s->calls++;
 	return rc;
 }
 
@@ -206,6 +241,7 @@ static void pingpong(struct side *s, int client, enum test t, size_t len, unsign
 	for (i = 0; i < warmup + iters; i++) {
 		if (i == warmup) {
 			s->empties = 0;
+			s->calls = 0;
 			CG_ZERO();
 			t0 = now_ns();
 		}
@@ -228,26 +264,35 @@ static void pingpong(struct side *s, int client, enum test t, size_t len, unsign
 		printf("%-5s %9zu %7u %10.2f usec (half round trip)\n", test_names[t], len, iters, us);
 		if (cg) {
 			struct fi_cq_tagged_entry e;
-			uint64_t loop_empties = s->empties;
+			uint64_t loop_empties = s->empties, loop_calls = s->calls;
 
-			/* calibration: empty CQ reads alone */
-			for (i = 0; i < iters; i++) {
-				CG_TOGGLE();
-				(void)fi_cq_read(s->cq, &e, 1);
-				CG_TOGGLE();
-			}
+			/* calibration: empty CQ reads alone, through the same
+			 * bracketed code as the loop's (a different call
+			 * site may compile to an instruction more or less,
+			 * which the loop's many empty reads would multiply) */
+			for (i = 0; i < iters; i++)
+				if (poll_once(s, &e))
+					DIE("a completion after the last round trip");
 			snprintf(tag, sizeof(tag), "fdrdm:%s:%s:%zu:empty", variant,
 				 test_names[t], len);
 			CG_DUMP(tag);
-			printf("#CG variant=%s test=%s size=%zu iters=%u empties=%llu probes=%u\n",
+			/* calibration: the bracket alone (two toggles) */
+			for (i = 0; i < iters; i++) {
+				CG_TOGGLE();
+				CG_TOGGLE();
+			}
+			snprintf(tag, sizeof(tag), "fdrdm:%s:%s:%zu:nop", variant,
+				 test_names[t], len);
+			CG_DUMP(tag);
+			printf("#CG variant=%s test=%s size=%zu iters=%u empties=%llu probes=%u "
+			       "calls=%llu nops=%u\n",
 			       variant, test_names[t], len, iters,
-			       (unsigned long long)loop_empties, iters);
+			       (unsigned long long)loop_empties, iters,
+			       (unsigned long long)loop_calls, iters);
 		}
 		fflush(stdout);
 	}
 }
-
-#define MAXWIN 256
 
 /* Streaming: the client keeps `window` sends in flight; the server keeps
  * as many receives posted and acknowledges the end. */
@@ -369,7 +414,7 @@ int main(int argc, char **argv)
 	unsigned iters = 1000, window = 64;
 	uint8_t name[256];
 	size_t namelen;
-	struct side s;
+	struct side s = { 0 };
 	pid_t pid;
 
 	while ((c = getopt_long(argc, argv, "t:s:n:w:", opts, NULL)) != -1) {

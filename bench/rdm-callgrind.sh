@@ -2,37 +2,91 @@
 # bench/rdm-callgrind.sh - user-space instructions per tagged 64 B round
 # trip on RDM endpoints, side by side in one run: each given fd_rdm binary
 # (this library's direct and OFF builds, fd_rdm_upstream over Debian's
-# libfabric 1.17 "verbs;ofi_rxm") once under callgrind. The client brackets
-# every data-path call (tsend, trecv, cq_read); empty CQ reads are
-# calibrated separately and taken out, as bench/callgrind-ops.sh does for
-# MSG endpoints:
-#   per round trip = (loop - empties * empty_read) / iterations
+# libfabric 1.17 "verbs;ofi_rxm") once under callgrind, and each given
+# fd_pingpong binary (MSG endpoints) once with `-t send -s 64`, the MSG
+# send round trip the issue-14 target compares with.
+#
+# fd_rdm's client brackets every data-path call (tsend, trecv, cq_read);
+# empty CQ reads and the brackets themselves are calibrated separately and
+# taken out, as bench/report.py does for fd_pingpong:
+#   per round trip = (loop - empties * empty_read - calls * bracket) / iterations
+# (calls: the bracketed calls that posted or returned a completion). The
+# fd_pingpong rows come from report.py's own computation (client side).
+#
 # Run inside tests/rxe/run:
 #   tests/rxe/run -- bench/rdm-callgrind.sh OUTDIR BINARY...
-# Upstream runs with FI_UNIVERSE_SIZE=16 (its rxm's CQs fail on rxe
-# otherwise, issue 14). Prints a table and writes OUTDIR/rdm-callgrind.csv.
+# Upstream runs with FI_UNIVERSE_SIZE=16: its rxm sizes its verbs CQs
+# from the universe size, and with the default (256) rxe refuses them and
+# fi_enable fails (issue 14). The provider is chosen through the hints
+# (prov_name "verbs;ofi_rxm"), so FI_PROVIDER is left unset. Upstream's
+# rxm answers -FI_EAGAIN to sends while it connects; fd_rdm retries them
+# after a CQ read (an earlier version waited for a completion there and
+# hung, which is why fd_rdm_upstream printed nothing). Prints a table and
+# writes OUTDIR/rdm-callgrind.csv.
 set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 out=${1:?usage: rdm-callgrind.sh OUTDIR BINARY...}
 shift
 mkdir -p "$out"
+out=$(cd "$out" && pwd -P)
 iters=${RDM_CG_ITERS:-1000}
 size=${RDM_CG_SIZE:-64}
 command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 1; }
+ncpu=$(nproc)
+cpus=0,$((ncpu > 1 ? 1 : 0))
+names=()
 for b in "$@"; do
-  name=$(basename "$b")
-  d=$out/cg-$name
-  rm -rf "$d"; mkdir -p "$d"
-  env FI_PROVIDER="verbs;ofi_rxm" FI_UNIVERSE_SIZE=16 timeout 900 \
-    valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$d/cg.%p" -q \
-    "$b" --callgrind -t tlat -s "$size" -n "$iters" >"$d/run.log" 2>"$d/run.err" ||
-    echo "$name: exit $? (see $d/run.err)"
+  base=$(basename "$b")
+  # the build (direct/off) from the path: build/bench-direct/bench/fd_rdm
+  dir=$(basename "$(dirname "$(dirname "$b")")")
+  case $base in
+  fd_rdm_upstream) name=rdm-upstream ;;
+  fd_rdm) name=rdm-${dir##*-} ;;
+  fd_pingpong_upstream) name=msg-upstream ;;
+  fd_pingpong) name=msg-${dir##*-} ;;
+  *) echo "$b: not fd_rdm or fd_pingpong"; exit 2 ;;
+  esac
+  names+=("$name")
+  case $base in
+  fd_rdm*)
+    d=$out/cg-$name
+    rm -rf "$d"; mkdir -p "$d"
+    echo "== $name: $b"
+    env -u FI_PROVIDER FI_UNIVERSE_SIZE=16 timeout 1200 \
+      valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$d/cg.%p" -q \
+      "$b" --callgrind --variant "$name" -t tlat -s "$size" -n "$iters" \
+      >"$d/run.log" 2>"$d/run.err" || echo "$name: exit $? (see $d/run.err)"
+    cat "$d/run.log"
+    ;;
+  fd_pingpong*)
+    # report.py's layout: OUT/callgrind/VARIANT/{cg.*,run.log}
+    d=$out/callgrind/$name
+    rm -rf "$d"; mkdir -p "$d"
+    echo "== $name: $b"
+    timeout 1200 valgrind --tool=callgrind --collect-atstart=no \
+      --callgrind-out-file="$d/cg.%p" -q \
+      "$b" --local --cpus "$cpus" --callgrind --variant "$name" -t send -s "$size" \
+      -n "$iters" -w 10 >"$d/run.log" 2>"$d/run.err" || echo "$name: exit $? (see $d/run.err)"
+    ;;
+  esac
 done
-python3 - "$out" "$iters" "$@" <<'PY'
+python3 - "$out" "$iters" "$here" "${names[@]}" <<'PY'
 import glob, os, re, sys
-out, iters, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out, iters, here, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+sys.path.insert(0, here)
 rows = []
-for b in bins:
-    name = os.path.basename(b)
+msg = {}
+if any(n.startswith("msg-") for n in names):
+    import report
+    for r in report.instructions(out):
+        if r["side"] == "client" and r["test"] == "send":
+            msg[r["variant"]] = r
+for name in names:
+    if name.startswith("msg-"):
+        r = msg.get(name)
+        rows.append((name, r and r["round_trip"], r and r["empty_poll"],
+                     r and r["empties"] / r["iters"], r and r["bracket"]))
+        continue
     d = os.path.join(out, "cg-" + name)
     tot = {}
     for f in glob.glob(os.path.join(d, "cg.*")):
@@ -41,25 +95,35 @@ for b in bins:
         t = re.search(r"^(?:totals|summary): (\d+)", txt, re.M)
         if m and t:
             tot[m.group(1).rsplit(":", 1)[-1]] = int(t.group(1))
-    empties = None
+    cnt = None
     try:
         for line in open(os.path.join(d, "run.log")):
-            m = re.match(r"#CG .*empties=(\d+) probes=(\d+)", line)
-            if m:
-                empties, probes = int(m.group(1)), int(m.group(2))
+            if line.startswith("#CG "):
+                cnt = {k: v for k, v in (p.split("=", 1) for p in line.split()[1:])}
     except OSError:
         pass
-    if "loop" not in tot or "empty" not in tot or empties is None:
-        rows.append((name, None, None, None)); continue
-    empty_cost = tot["empty"] / probes
-    rt = (tot["loop"] - empties * empty_cost) / iters
-    rows.append((name, rt, empty_cost, empties / iters))
-print("%-18s %14s %12s %14s" % ("binary", "instr/RT", "empty read", "empties/RT"))
+    if cnt is None or not all(k in tot for k in ("loop", "empty", "nop")):
+        rows.append((name, None, None, None, None)); continue
+    n = int(cnt["iters"])
+    nop = tot["nop"] / int(cnt["nops"])
+    empty = tot["empty"] / int(cnt["probes"])
+    rt = (tot["loop"] - int(cnt["empties"]) * empty - int(cnt["calls"]) * nop) / n
+    rows.append((name, rt, empty - nop, int(cnt["empties"]) / n, nop))
+base = {k: v for k, v, *_ in rows}
+print("%-14s %10s %11s %11s %8s %9s %9s" % ("variant", "instr/RT", "empty read",
+                                          "empties/RT", "bracket", "vs upstr", "vs MSG"))
 with open(os.path.join(out, "rdm-callgrind.csv"), "w") as csv:
-    csv.write("binary,instructions_per_round_trip,empty_read,empties_per_round_trip\n")
-    for n, rt, e, epr in rows:
+    csv.write("variant,instructions_per_round_trip,empty_read,empties_per_round_trip,"
+              "bracket,ratio_upstream,ratio_msg_direct\n")
+    for n, rt, e, epr, nop in rows:
         if rt is None:
-            print("%-18s %14s" % (n, "no data")); continue
-        print("%-18s %14.0f %12.0f %14.1f" % (n, rt, e, epr))
-        csv.write("%s,%.1f,%.1f,%.2f\n" % (n, rt, e, epr))
+            print("%-14s %10s" % (n, "no data")); continue
+        up = base.get("rdm-upstream")
+        ms = base.get("msg-direct")
+        ru = rt / up if up and n.startswith("rdm-") else None
+        rm = rt / ms if ms else None
+        print("%-14s %10.0f %11.0f %11.1f %8.1f %9s %9s" % (
+            n, rt, e, epr, nop, "%.2fx" % ru if ru else "-", "%.2fx" % rm if rm else "-"))
+        csv.write("%s,%.1f,%.1f,%.2f,%.1f,%s,%s\n" % (n, rt, e, epr, nop,
+                  "%.3f" % ru if ru else "", "%.3f" % rm if rm else ""))
 PY

@@ -86,11 +86,26 @@ class Layers:
     way (a layer such as RDM has CQs of its own)."""
     def __init__(self, macro=None, layer_kind=None, cq_kind=None):
         self.macro, self.layer_kind, self.cq_kind = macro, layer_kind, cq_kind
+        self.inline = {}
+
+
+class InlineLayer:
+    """`@inline-layer TYPE CONFIG-HEADER CONFIG-MACRO KIND HEADER`: a layer
+    whose endpoints (fdv_ep_kind() == KIND) the direct wrappers serve
+    inline, with the implementations named TYPE=IMPL in the calls below,
+    when CONFIG-MACRO (from CONFIG-HEADER) is non-zero. HEADER defines the
+    implementations; it calls verbs through the public fi_* calls, so it is
+    included at the end of each wrapper header (after the wrappers it
+    uses) and the implementations are declared before the wrappers."""
+    def __init__(self, ep_type, config_header, macro, kind, header):
+        self.ep_type, self.config_header, self.macro = ep_type, config_header, macro
+        self.kind, self.header = kind, header
 
 
 def parse_spec(text):
     headers = []
     layers = Layers()
+    inline = {}        # ep type -> InlineLayer
     unsupported = {}   # ops struct -> fields with no wrapper, answered -FI_ENOSYS
     cur = None
     for n, raw in enumerate(text.splitlines(), 1):
@@ -107,6 +122,12 @@ def parse_spec(text):
             if len(words) < 3:
                 raise GenError("%s:%d: @unlocked OPS-STRUCT FIELD..." % (SPEC, n))
             UNLOCKED.setdefault(words[1], set()).update(words[2:])
+            continue
+        if words[0] == "@inline-layer":
+            if len(words) != 6 or words[1] in inline or words[1] == "msg":
+                raise GenError("%s:%d: @inline-layer TYPE CONFIG-HEADER CONFIG-MACRO KIND HEADER"
+                               % (SPEC, n))
+            inline[words[1]] = InlineLayer(*words[1:])
             continue
         if words[0] == "@layers":
             if len(words) not in (3, 4) or layers.macro:
@@ -139,10 +160,16 @@ def parse_spec(text):
                                "(their calls go through the ops table)" % (SPEC, inc))
         for call, impls in h.calls.items():
             for t in impls:
-                if t is not None and t != "msg":
-                    raise GenError("%s: %s: endpoint type %s: only msg is implemented "
-                                   "inline; layers install their own ops tables"
-                                   % (SPEC, call, t))
+                if t is not None and t != "msg" and t not in inline:
+                    raise GenError("%s: %s: endpoint type %s: only msg and the types of "
+                                   "@inline-layer are implemented inline; other layers "
+                                   "install their own ops tables" % (SPEC, call, t))
+                if t in inline and impls[t] == "enosys":
+                    raise GenError("%s: %s: %s=enosys: an inline layer's missing calls "
+                                   "go through its ops table; leave them out" % (SPEC, call, t))
+    if inline and not layers.macro:
+        raise GenError("%s: @inline-layer needs @layers" % SPEC)
+    layers.inline = inline
     return headers, layers, unsupported
 
 
@@ -319,9 +346,27 @@ def impl_body(func, impls, layers):
         raise GenError("%s: no msg implementation" % func.name)
     lines = ["\t(void)%s;" % n for n in func.param_names()] if impls["msg"] == "enosys" else []
     ep = func.param_names()[0]
-    if layers.macro:
+    own = [layers.inline[t] for t in impls if t in layers.inline]
+    if layers.macro and own:
+        # A layer's endpoint (the FDV_EP_KIND_LAYER bit): one bit test,
+        # as for every call; then the inline layer's kind, else the
+        # layer's ops table.
         lines.append("#if %s" % layers.macro)
-        lines.append("\tif (fdv_unlikely(fdv_ep_kind(%s) == %s))" % (ep, layers.layer_kind))
+        lines.append("\tif (fdv_unlikely(fdv_ep_kind(%s) & FDV_EP_KIND_LAYER)) {" % ep)
+        for il in own:
+            lines.append("#if %s" % il.macro)
+            lines.append("\t\tif (fdv_likely(fdv_ep_kind_reload(%s) == %s))" % (ep, il.kind))
+            lines.append("\t\t\t" + call_impl(func, impls[il.ep_type]))
+            lines.append("#endif")
+        lines.append("\t\t" + " ".join(func.body.split()))
+        lines.append("\t}")
+        lines.append("#endif")
+    elif layers.macro:
+        # Every layer's kind has the FDV_EP_KIND_LAYER bit (one test of a
+        # byte in memory): an inline layer's endpoint too takes its ops
+        # table for the calls it does not inline.
+        lines.append("#if %s" % layers.macro)
+        lines.append("\tif (fdv_unlikely(fdv_ep_kind(%s) & FDV_EP_KIND_LAYER))" % ep)
         lines.append("\t\t" + " ".join(func.body.split()))
         lines.append("#endif")
     lines.append("\t" + call_impl(func, impls["msg"]))
@@ -390,17 +435,40 @@ def direct_header(h, public_text, layers):
                              any(is_ep_call(funcs[c]) or
                                  (layers.cq_kind and is_cq_call(funcs[c]))
                                  for c in h.calls)))
+    # Inline layers with calls here: their configuration, and their
+    # implementations declared before the wrappers use them.
+    used = [il for t, il in sorted(layers.inline.items())
+            if any(t in impls for impls in h.calls.values())]
+    for il in used:
+        out.append("#include <%s>" % il.config_header)
     out.append("")
     out.append("#ifdef __cplusplus")
     out.append('extern "C" {')
     out.append("#endif")
     out.append("")
+    for il in used:
+        # (not again when another wrapper header already included it)
+        guard = re.sub(r"\W", "_", os.path.basename(il.header)).upper()
+        out.append("#if %s && !defined(%s)" % (il.macro, guard))
+        out.append("/* defined in <%s>, included at the end of this file */" % il.header)
+        for call, impls in h.calls.items():
+            if il.ep_type in impls:
+                f = funcs[call]
+                out.append("FDV_INLINE %s %s(%s);" % (f.ret, impls[il.ep_type],
+                                                     ", ".join(split_params(f.params))))
+        out.append("#endif")
+        out.append("")
     out.append(body)
     out.append("")
     out.append("#ifdef __cplusplus")
     out.append("}")
     out.append("#endif")
     out.append("")
+    for il in used:
+        out.append("#if %s" % il.macro)
+        out.append("#include <%s>" % il.header)
+        out.append("#endif")
+        out.append("")
     out.append("#endif /* %s */" % pub_guard)
     out.append("#endif /* %s */" % own)
     return "\n".join(out) + "\n"
@@ -499,6 +567,8 @@ def ops_c(headers, public_texts, layers, unsupported, locked_tables):
             if is_ep_call(f):
                 tables.setdefault(("no", struct), {})[field] = enosys_name(struct, field)
             for ep_type, impl in impls.items():
+                if ep_type in layers.inline:
+                    continue  # inline layers have ops tables of their own
                 if impl == "enosys":
                     impl = enosys_name(struct, field)
                 tables.setdefault((ep_type, struct), {})[field] = impl

@@ -52,3 +52,53 @@ int fdv_abi_check(void)
 	}
 	return -FI_ENOSYS;
 }
+
+/* Layers' reports (fdv_abi_announce_layer): the first layout each slot
+ * saw, and whether a later one differed. */
+static _Atomic uint64_t fdv_abi_layer_first[FDV_ABI_LAYER_SLOTS];
+static _Atomic unsigned int fdv_abi_layer_seen[FDV_ABI_LAYER_SLOTS];
+static _Atomic unsigned int fdv_abi_layer_mixed[FDV_ABI_LAYER_SLOTS];
+
+void fdv_abi_announce_layer(unsigned int slot, uint64_t layout)
+{
+	unsigned int none = 0;
+
+	if (slot >= FDV_ABI_LAYER_SLOTS)
+		return;
+	if (atomic_compare_exchange_strong(&fdv_abi_layer_seen[slot], &none, 1u)) {
+		atomic_store(&fdv_abi_layer_first[slot], layout);
+		atomic_store(&fdv_abi_layer_seen[slot], 2u);
+		return;
+	}
+	/* another unit's report: wait for the first one's layout (both run
+	 * from constructors, normally one after the other) */
+	while (atomic_load(&fdv_abi_layer_seen[slot]) != 2u)
+		;
+	if (atomic_load(&fdv_abi_layer_first[slot]) != layout)
+		atomic_store(&fdv_abi_layer_mixed[slot], 1u);
+}
+
+int fdv_abi_check_layer(unsigned int slot, uint64_t layout)
+{
+	static atomic_flag logged = ATOMIC_FLAG_INIT;
+	uint64_t app;
+	int ret = fdv_abi_check();
+
+	if (ret)
+		return ret;
+	if (slot >= FDV_ABI_LAYER_SLOTS)
+		return -FI_EINVAL;
+	if (fdv_likely(atomic_load(&fdv_abi_layer_seen[slot]) != 2u ||
+		       (!atomic_load(&fdv_abi_layer_mixed[slot]) &&
+			atomic_load(&fdv_abi_layer_first[slot]) == layout)))
+		return 0;
+	app = atomic_load(&fdv_abi_layer_first[slot]);
+	if (!atomic_flag_test_and_set(&logged))
+		FD_WARN(FD_LOG_CORE, "the program was compiled against other fabric-direct "
+			"headers than this library (inline layer %u: layout %#llx%s, the "
+			"library's %#llx): rebuild it against this library's headers",
+			slot, (unsigned long long)app,
+			atomic_load(&fdv_abi_layer_mixed[slot]) ? " and others" : "",
+			(unsigned long long)layout);
+	return -FI_ENOSYS;
+}

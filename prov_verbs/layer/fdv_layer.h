@@ -44,4 +44,10 @@ int fdv_getinfo(uint32_t version, const char *node, const char *service,
  * headers (fdv/fdv_abi.h): a layer refuses like verbs does. */
 int fdv_abi_check(void);
 
+/* fdv_abi_check(), and for a layer whose data path is inline in programs
+ * (gen/api.spec @inline-layer): 0 when every unit that reported in
+ * `slot` (fdv_abi_announce_layer) was compiled with `layout`, the
+ * layer's own; else -FI_ENOSYS, logged once. */
+int fdv_abi_check_layer(unsigned int slot, uint64_t layout);
+
 #endif /* FDV_LAYER_H */

@@ -8,6 +8,7 @@
 
 #include "fd_core.h"
 #include "fdm.h"
+#include <fdm/fdm_msg.h>
 
 /* How long a peer that refused our request because its own is on the way
  * (FDM_CM_BUSY) has to get that request to us. */
@@ -18,6 +19,15 @@ static bool fdm_state_pending(enum fdm_conn_state st)
 	return st == FDM_C_CONNECTING || st == FDM_C_ACCEPTING || st == FDM_C_WAIT_PEER;
 }
 
+/* tx_vep, what the inline send tests (fdm/fdm_msg.h): the verbs
+ * endpoint while a send may go straight to it, connected with nothing
+ * queued ahead; after every change of state, vep or the pending list. */
+static void fdm_conn_sync(struct fdm_conn *c)
+{
+	c->tx_vep = c->state == FDM_C_CONNECTED && fdm_list_empty(&c->pending) ?
+		c->vep : NULL;
+}
+
 /* Every state change goes here: progress reads the EQ on every round
  * while any connection is on its way (ep->nconnecting). */
 static void fdm_conn_set_state(struct fdm_conn *c, enum fdm_conn_state st)
@@ -25,6 +35,7 @@ static void fdm_conn_set_state(struct fdm_conn *c, enum fdm_conn_state st)
 	c->ep->nconnecting += (uint32_t)fdm_state_pending(st) -
 			      (uint32_t)fdm_state_pending(c->state);
 	c->state = st;
+	fdm_conn_sync(c);
 }
 
 static void fdm_zombie(struct fdm_ep *ep, struct fid_ep *vep)
@@ -236,6 +247,7 @@ void fdm_conn_submit(struct fdm_conn *c, struct fdm_tx *tx)
 		}
 	}
 	fdm_list_add_tail(&c->pending, &tx->node);
+	fdm_conn_sync(c);
 	if (c->state == FDM_C_CONNECTED) {
 		fdm_conn_want_flush(c);
 	} else if (c->state == FDM_C_IDLE) {
@@ -247,6 +259,23 @@ void fdm_conn_submit(struct fdm_conn *c, struct fdm_tx *tx)
 				      FI_EHOSTUNREACH : -err);
 		}
 	}
+}
+
+/* The inline send's post failed (fdm/fdm_msg.h): as fdm_conn_submit
+ * does, -FI_EAGAIN queues the request in order for progress to post,
+ * anything else completes it with the error. */
+ssize_t fdm_tx_post_failed(struct fdm_ep *ep, struct fdm_tx *tx, ssize_t ret)
+{
+	struct fdm_conn *c = tx->conn;
+
+	if (ret == -FI_EAGAIN) {
+		fdm_list_add_tail(&c->pending, &tx->node);
+		fdm_conn_sync(c);
+		fdm_conn_want_flush(c);
+		return 0;
+	}
+	fdm_handle_tx_done(ep, tx, (int)-ret);
+	return 0;
 }
 
 void fdm_conn_flush(struct fdm_ep *ep)
@@ -267,6 +296,7 @@ void fdm_conn_flush(struct fdm_ep *ep)
 			if (ret)
 				fdm_handle_tx_done(ep, tx, (int)-ret);
 		}
+		fdm_conn_sync(c);
 		if (c->state != FDM_C_CONNECTED || fdm_list_empty(&c->pending)) {
 			fdm_list_del(&c->flush_node);
 			c->on_flush = false;

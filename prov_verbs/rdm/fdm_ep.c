@@ -12,6 +12,19 @@
 #include "fdm.h"
 #include "fdm_cntr.h"
 
+/* What the inline calls may do on their own (fdm/fdm_msg.h): nothing
+ * before fi_enable or after close, nothing in a domain whose calls lock
+ * (FI_THREAD_SAFE), and only what the operation flags leave plain. */
+void fdm_ep_fast_update(struct fdm_ep *ep)
+{
+	bool on = ep->enabled && !ep->domain->locked;
+
+	ep->tx_fast = on && !(ep->tx_op_flags & (FI_INJECT | FI_REMOTE_CQ_DATA));
+	ep->tx_report = !(ep->tx_cq_flags & FI_SELECTIVE_COMPLETION) ||
+		(ep->tx_op_flags & FI_COMPLETION);
+	ep->rx_fast = on && !(ep->rx_op_flags & (FI_MULTI_RECV | FI_PEEK | FI_CLAIM));
+}
+
 void fdm_count(struct fdm_ep *ep, uint8_t which, int err)
 {
 	struct fid_cntr *c;
@@ -43,10 +56,14 @@ struct fdm_tx *fdm_tx_get(struct fdm_ep *ep)
 
 void fdm_tx_put(struct fdm_ep *ep, struct fdm_tx *tx)
 {
-	for (unsigned i = 0; i < FDM_IOV_LIMIT; i++) {
-		if (tx->mr[i]) {
-			fi_close(&tx->mr[i]->fid);
-			tx->mr[i] = NULL;
+	/* Only a rendezvous send or an RMA registers user buffers (and sets
+	 * its kind before it does): an eager send skips the loop. */
+	if (tx->kind == FDM_TX_RNDV || tx->kind == FDM_TX_RMA) {
+		for (unsigned i = 0; i < FDM_IOV_LIMIT; i++) {
+			if (tx->mr[i]) {
+				fi_close(&tx->mr[i]->fid);
+				tx->mr[i] = NULL;
+			}
 		}
 	}
 	tx->in_use = false;
@@ -219,6 +236,7 @@ static int fdm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		if (ep->av || av->domain != ep->domain)
 			return -FI_EINVAL;
 		ep->av = av;
+		ep->av_gen = &av->gen;
 		av->refs++;
 		return 0;
 	}
@@ -378,6 +396,7 @@ static int fdm_ep_enable(struct fdm_ep *ep)
 			return ret;
 	}
 	ep->enabled = true;
+	fdm_ep_fast_update(ep);
 	fdm_list_add_tail(&d->eps, &ep->dom_node);
 	return 0;
 }
@@ -417,6 +436,9 @@ static int fdm_ep_control(struct fid *fid, int command, void *arg)
 			ep->rx_op_flags = *f & ~(uint64_t)FI_RECV;
 		else
 			return -FI_EINVAL;
+		fdm_lock(ep->domain);
+		fdm_ep_fast_update(ep);
+		fdm_unlock(ep->domain);
 		return 0;
 	}
 	default:
@@ -437,6 +459,7 @@ static int fdm_ep_close(struct fid *fid)
 	if (ep->enabled)
 		fdm_list_del(&ep->dom_node);
 	ep->enabled = false;
+	fdm_ep_fast_update(ep);
 	fdm_conn_close_all(ep);
 	fdm_ep_drop_queues(ep);
 	if (ep->tx_cq)
@@ -625,12 +648,13 @@ int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (!ep->info->rx_attr->iov_limit)
 		ep->info->rx_attr->iov_limit = FDM_IOV_LIMIT;
 	ep->domain = d;
-	ep->kind = FDV_EP_KIND_LAYER;
+	ep->kind = FDM_EP_KIND;	/* fdm/fdm_msg.h: eager calls inline */
 	ep->directed = !!(info->caps & FI_DIRECTED_RECV);
 	ep->rma_event = !!(info->caps & FI_RMA_EVENT);
 	fdm_list_init(&ep->dom_node);
 	ep->tx_op_flags = info->tx_attr->op_flags;
 	ep->rx_op_flags = info->rx_attr->op_flags;
+	ep->inject_size = (uint32_t)ep->info->tx_attr->inject_size;
 	ep->min_multi_recv = 64;
 	fdm_list_init(&ep->posted_msg);
 	fdm_list_init(&ep->posted_tag);

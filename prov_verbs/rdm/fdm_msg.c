@@ -7,6 +7,7 @@
 
 #include "fd_core.h"
 #include "fdm.h"
+#include <fdm/fdm_msg.h>
 
 #define FDM_SEND_FLAGS (FI_REMOTE_CQ_DATA | FI_COMPLETION | FI_INJECT | \
 			FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
@@ -164,7 +165,8 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 		h.op = tagged ? FDM_OP_EAGER_TAG : FDM_OP_EAGER_MSG;
 		fdm_hdr_encode(tx->buf, &h);
 		for (size_t i = 0; i < count; i++) {
-			memcpy(p, iov[i].iov_base, iov[i].iov_len);
+			if (iov[i].iov_len)
+				memcpy(p, iov[i].iov_base, iov[i].iov_len);
 			p += iov[i].iov_len;
 		}
 		tx->kind = FDM_TX_EAGER;
@@ -174,6 +176,7 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 		uint32_t n = 0;
 
 		ri.req_id = (uint64_t)tx->gen << 32 | tx->idx;
+		tx->kind = FDM_TX_RNDV;	/* before registering: fdm_tx_put closes */
 		for (size_t i = 0; i < count; i++) {
 			int ret;
 
@@ -202,13 +205,20 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 	return 0;
 }
 
-static ssize_t fdm_send(struct fid_ep *ep, const void *buf, size_t len, void *desc,
-			fi_addr_t dest, void *context)
+/* What the inline calls (fdm/fdm_msg.h) leave to the library: fi_send,
+ * fi_tsend, fi_inject, fi_tinject in every case but an eager send to a
+ * connected peer with nothing queued. */
+ssize_t fdm_send_slow(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+		      fi_addr_t dest, uint64_t tag, void *context, unsigned int mode)
 {
 	struct iovec iov = { (void *)(uintptr_t)buf, len };
 	struct fdm_ep *e = fdm_ep_of(ep);
 
-	return fdm_send_common(e, &iov, &desc, 1, dest, 0, 0, e->tx_op_flags, context, false);
+	if (mode & FDM_SEND_INJECT)
+		return fdm_send_common(e, &iov, NULL, 1, dest, tag, 0, FI_INJECT, NULL,
+				       (mode & FDM_SEND_TAGGED) != 0);
+	return fdm_send_common(e, &iov, &desc, 1, dest, tag, 0, e->tx_op_flags, context,
+			       (mode & FDM_SEND_TAGGED) != 0);
 }
 
 static ssize_t fdm_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
@@ -239,14 +249,6 @@ static ssize_t fdm_senddata(struct fid_ep *ep, const void *buf, size_t len, void
 			       e->tx_op_flags | FI_REMOTE_CQ_DATA, context, false);
 }
 
-static ssize_t fdm_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest)
-{
-	struct iovec iov = { (void *)(uintptr_t)buf, len };
-
-	return fdm_send_common(fdm_ep_of(ep), &iov, NULL, 1, dest, 0, 0, FI_INJECT,
-			       NULL, false);
-}
-
 static ssize_t fdm_injectdata(struct fid_ep *ep, const void *buf, size_t len,
 			      uint64_t data, fi_addr_t dest)
 {
@@ -254,15 +256,6 @@ static ssize_t fdm_injectdata(struct fid_ep *ep, const void *buf, size_t len,
 
 	return fdm_send_common(fdm_ep_of(ep), &iov, NULL, 1, dest, 0, data,
 			       FI_INJECT | FI_REMOTE_CQ_DATA, NULL, false);
-}
-
-static ssize_t fdm_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc,
-			 fi_addr_t dest, uint64_t tag, void *context)
-{
-	struct iovec iov = { (void *)(uintptr_t)buf, len };
-	struct fdm_ep *e = fdm_ep_of(ep);
-
-	return fdm_send_common(e, &iov, &desc, 1, dest, tag, 0, e->tx_op_flags, context, true);
 }
 
 static ssize_t fdm_tsendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
@@ -292,15 +285,6 @@ static ssize_t fdm_tsenddata(struct fid_ep *ep, const void *buf, size_t len, voi
 
 	return fdm_send_common(e, &iov, &desc, 1, dest, tag, data,
 			       e->tx_op_flags | FI_REMOTE_CQ_DATA, context, true);
-}
-
-static ssize_t fdm_tinject(struct fid_ep *ep, const void *buf, size_t len,
-			   fi_addr_t dest, uint64_t tag)
-{
-	struct iovec iov = { (void *)(uintptr_t)buf, len };
-
-	return fdm_send_common(fdm_ep_of(ep), &iov, NULL, 1, dest, tag, 0, FI_INJECT,
-			       NULL, true);
 }
 
 static ssize_t fdm_tinjectdata(struct fid_ep *ep, const void *buf, size_t len,
@@ -912,13 +896,16 @@ void fdm_ep_drop_queues(struct fdm_ep *ep)
 	fdm_list_init(&ep->posted_msg);
 }
 
-static ssize_t fdm_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
-			fi_addr_t src, void *context)
+/* fi_recv and fi_trecv when the inline call cannot post at once. */
+ssize_t fdm_recv_slow(struct fid_ep *ep, void *buf, size_t len, void *desc,
+		      fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
+		      int tagged)
 {
 	struct iovec iov = { buf, len };
 	struct fdm_ep *e = fdm_ep_of(ep);
 
-	return fdm_recv_common(e, &iov, &desc, 1, src, 0, 0, context, e->rx_op_flags, false);
+	return fdm_recv_common(e, &iov, &desc, 1, src, tag, ignore, context,
+			       e->rx_op_flags, tagged != 0);
 }
 
 static ssize_t fdm_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
@@ -937,16 +924,6 @@ static ssize_t fdm_recvmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t
 		return -FI_EBADFLAGS;
 	return fdm_recv_common(fdm_ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
 			       msg->addr, 0, 0, msg->context, flags, false);
-}
-
-static ssize_t fdm_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc,
-			 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
-{
-	struct iovec iov = { buf, len };
-	struct fdm_ep *e = fdm_ep_of(ep);
-
-	return fdm_recv_common(e, &iov, &desc, 1, src, tag, ignore, context,
-			       e->rx_op_flags, true);
 }
 
 static ssize_t fdm_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
@@ -972,26 +949,26 @@ static ssize_t fdm_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
 
 struct fi_ops_msg fdm_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = fdm_recv,
+	.recv = fdm_fast_recv,		/* fdm/fdm_msg.h, as inline in programs */
 	.recvv = fdm_recvv,
 	.recvmsg = fdm_recvmsg,
-	.send = fdm_send,
+	.send = fdm_fast_send,
 	.sendv = fdm_sendv,
 	.sendmsg = fdm_sendmsg,
-	.inject = fdm_inject,
+	.inject = fdm_fast_inject,
 	.senddata = fdm_senddata,
 	.injectdata = fdm_injectdata,
 };
 
 struct fi_ops_tagged fdm_tagged_ops = {
 	.size = sizeof(struct fi_ops_tagged),
-	.recv = fdm_trecv,
+	.recv = fdm_fast_trecv,
 	.recvv = fdm_trecvv,
 	.recvmsg = fdm_trecvmsg,
-	.send = fdm_tsend,
+	.send = fdm_fast_tsend,
 	.sendv = fdm_tsendv,
 	.sendmsg = fdm_tsendmsg,
-	.inject = fdm_tinject,
+	.inject = fdm_fast_tinject,
 	.senddata = fdm_tsenddata,
 	.injectdata = fdm_tinjectdata,
 };

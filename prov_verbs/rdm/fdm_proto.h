@@ -10,20 +10,11 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-#define FDM_PROTO_VERSION	1
-#define FDM_HDR_LEN		32u
-#define FDM_CM_LEN		32u
-#define FDM_NAME_KEY_LEN	20u	/* family, address, port: compared as bytes */
+/* the name, the header's constants and ops: shared with the inline data
+ * path */
+#include <fdm/fdm_ep.h>
 
-/* An endpoint's name: what fi_getname gives and fi_av_insert takes. */
-struct fdm_name {
-	union {
-		struct sockaddr sa;
-		struct sockaddr_in sin;
-		struct sockaddr_in6 sin6;
-	} u;
-	uint32_t len;		/* 16 or 28 */
-};
+#define FDM_CM_LEN		32u
 
 /* Validate and copy an address of the AV's format; 0 or -FI_EINVAL. */
 int fdm_name_parse(struct fdm_name *out, const void *addr, size_t len);
@@ -46,17 +37,6 @@ struct fdm_cm {
 void fdm_cm_encode(uint8_t out[FDM_CM_LEN], const struct fdm_cm *cm);
 /* 0, or -FI_EINVAL for anything malformed. */
 int fdm_cm_decode(struct fdm_cm *cm, const void *data, size_t len);
-
-enum fdm_op {
-	FDM_OP_EAGER_MSG = 1,
-	FDM_OP_EAGER_TAG = 2,
-	FDM_OP_RNDV_MSG = 3,
-	FDM_OP_RNDV_TAG = 4,
-	FDM_OP_RNDV_DONE = 5,
-	FDM_OP_RMA_EVENT = 6,	/* tag: FI_REMOTE_WRITE or FI_REMOTE_READ */
-};
-
-#define FDM_HF_DATA	0x1	/* remote CQ data present */
 
 /* FDM_OP_RMA_EVENT's tag values */
 #define FDM_EV_WRITE	1

@@ -26,7 +26,7 @@ FDV_INLINE ssize_t fi_atomic(struct fid_ep *ep, const void *buf,
 				void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->write(ep, buf, count, desc, dest_addr, addr, key, datatype, op, context);
 #endif
 	return fdv_atomic_write(ep, buf, count, desc, dest_addr, addr, key, datatype, op, context);
@@ -39,7 +39,7 @@ FDV_INLINE ssize_t fi_atomicv(struct fid_ep *ep, const struct fi_ioc *iov,
 				 enum fi_op op, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->writev(ep, iov, desc, count, dest_addr, addr, key, datatype, op, context);
 #endif
 	return fdv_atomic_writev(ep, iov, desc, count, dest_addr, addr, key, datatype, op, context);
@@ -50,7 +50,7 @@ FDV_INLINE ssize_t fi_atomicmsg(struct fid_ep *ep,
 				   uint64_t flags)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->writemsg(ep, msg, flags);
 #endif
 	return fdv_atomic_writemsg(ep, msg, flags);
@@ -63,7 +63,7 @@ FDV_INLINE ssize_t fi_inject_atomic(struct fid_ep *ep, const void *buf,
 				       enum fi_op op)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->inject(ep, buf, count, dest_addr, addr, key, datatype, op);
 #endif
 	return fdv_atomic_inject(ep, buf, count, dest_addr, addr, key, datatype, op);
@@ -77,7 +77,7 @@ FDV_INLINE ssize_t fi_fetch_atomic(struct fid_ep *ep, const void *buf,
 				      void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->readwrite(ep, buf, count, desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
 #endif
 	return fdv_atomic_readwrite(ep, buf, count, desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
@@ -92,7 +92,7 @@ FDV_INLINE ssize_t fi_fetch_atomicv(struct fid_ep *ep,
 				       enum fi_op op, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->readwritev(ep, iov, desc, count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
 #endif
 	return fdv_atomic_readwritev(ep, iov, desc, count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
@@ -105,7 +105,7 @@ FDV_INLINE ssize_t fi_fetch_atomicmsg(struct fid_ep *ep,
 					 size_t result_count, uint64_t flags)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->readwritemsg(ep, msg, resultv, result_desc, result_count, flags);
 #endif
 	return fdv_atomic_readwritemsg(ep, msg, resultv, result_desc, result_count, flags);
@@ -121,7 +121,7 @@ FDV_INLINE ssize_t fi_compare_atomic(struct fid_ep *ep, const void *buf,
 					enum fi_op op, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->compwrite(ep, buf, count, desc, compare, compare_desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
 #endif
 	return fdv_atomic_compwrite(ep, buf, count, desc, compare, compare_desc, result, result_desc, dest_addr, addr, key, datatype, op, context);
@@ -142,7 +142,7 @@ FDV_INLINE ssize_t fi_compare_atomicv(struct fid_ep *ep,
 					 enum fi_op op, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->compwritev(ep, iov, desc, count, comparev, compare_desc, compare_count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
 #endif
 	return fdv_atomic_compwritev(ep, iov, desc, count, comparev, compare_desc, compare_count, resultv, result_desc, result_count, dest_addr, addr, key, datatype, op, context);
@@ -158,7 +158,7 @@ FDV_INLINE ssize_t fi_compare_atomicmsg(struct fid_ep *ep,
 					   size_t result_count, uint64_t flags)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->compwritemsg(ep, msg, comparev, compare_desc, compare_count, resultv, result_desc, result_count, flags);
 #endif
 	return fdv_atomic_compwritemsg(ep, msg, comparev, compare_desc, compare_count, resultv, result_desc, result_count, flags);
@@ -168,7 +168,7 @@ FDV_INLINE int fi_atomicvalid(struct fid_ep *ep, enum fi_datatype datatype,
 				 enum fi_op op, size_t *count)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->writevalid(ep, datatype, op, count);
 #endif
 	return fdv_atomic_writevalid(ep, datatype, op, count);
@@ -179,7 +179,7 @@ FDV_INLINE int fi_fetch_atomicvalid(struct fid_ep *ep,
 				       enum fi_op op, size_t *count)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->readwritevalid(ep, datatype, op, count);
 #endif
 	return fdv_atomic_readwritevalid(ep, datatype, op, count);
@@ -190,7 +190,7 @@ FDV_INLINE int fi_compare_atomicvalid(struct fid_ep *ep,
 					 enum fi_op op, size_t *count)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->atomic->compwritevalid(ep, datatype, op, count);
 #endif
 	return fdv_atomic_compwritevalid(ep, datatype, op, count);

@@ -79,7 +79,7 @@ FDV_INLINE ssize_t fi_barrier(struct fid_ep *ep, fi_addr_t coll_addr,
 	(void)coll_addr;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->collective->barrier(ep, coll_addr, context);
 #endif
 	return -FI_ENOSYS;
@@ -111,7 +111,7 @@ FDV_INLINE ssize_t fi_broadcast(struct fid_ep *ep, void *buf, size_t count,
 	(void)flags;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->collective->broadcast(ep, buf, count, desc, coll_addr, root_addr, datatype, flags, context);
 #endif
 	return -FI_ENOSYS;
@@ -134,7 +134,7 @@ FDV_INLINE ssize_t fi_alltoall(struct fid_ep *ep, const void *buf,
 	(void)flags;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->collective->alltoall(ep, buf, count, desc, result, result_desc, coll_addr, datatype, flags, context);
 #endif
 	return -FI_ENOSYS;
@@ -158,7 +158,7 @@ FDV_INLINE ssize_t fi_allreduce(struct fid_ep *ep, const void *buf,
 	(void)flags;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->collective->allreduce(ep, buf, count, desc, result, result_desc, coll_addr, datatype, op, flags, context);
 #endif
 	return -FI_ENOSYS;
@@ -181,7 +181,7 @@ FDV_INLINE ssize_t fi_allgather(struct fid_ep *ep, const void *buf,
 	(void)flags;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->collective->allgather(ep, buf, count, desc, result, result_desc, coll_addr, datatype, flags, context);
 #endif
 	return -FI_ENOSYS;
@@ -206,7 +206,7 @@ FDV_INLINE ssize_t fi_reduce_scatter(struct fid_ep *ep, const void *buf,
 	(void)flags;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->collective->reduce_scatter(ep, buf, count, desc, result, result_desc, coll_addr, datatype, op, flags, context);
 #endif
 	return -FI_ENOSYS;
@@ -231,7 +231,7 @@ FDV_INLINE ssize_t fi_reduce(struct fid_ep *ep, const void *buf,
 	(void)flags;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->collective->reduce(ep, buf, count, desc, result, result_desc, coll_addr, root_addr, datatype, op, flags, context);
 #endif
 	return -FI_ENOSYS;
@@ -255,7 +255,7 @@ FDV_INLINE ssize_t fi_scatter(struct fid_ep *ep, const void *buf,
 	(void)flags;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->collective->scatter(ep, buf, count, desc, result, result_desc, coll_addr, root_addr, datatype, flags, context);
 #endif
 	return -FI_ENOSYS;
@@ -279,7 +279,7 @@ FDV_INLINE ssize_t fi_gather(struct fid_ep *ep, const void *buf,
 	(void)flags;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->collective->gather(ep, buf, count, desc, result, result_desc, coll_addr, root_addr, datatype, flags, context);
 #endif
 	return -FI_ENOSYS;

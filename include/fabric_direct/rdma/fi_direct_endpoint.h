@@ -14,9 +14,17 @@
 
 #include <fdv/fdv_msg.h>
 #include <fdv/fdv_config.h>
+#include <fdm/fdm_config.h>
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#if FDM_RDM && !defined(FDM_MSG_H)
+/* defined in <fdm/fdm_msg.h>, included at the end of this file */
+FDV_INLINE ssize_t fdm_fast_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, void *context);
+FDV_INLINE ssize_t fdm_fast_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr);
+FDV_INLINE ssize_t fdm_fast_recv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, void *context);
 #endif
 
 static inline int fi_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
@@ -149,8 +157,13 @@ FDV_INLINE ssize_t fi_recv(struct fid_ep *ep, void *buf, size_t len,
 			      void *desc, fi_addr_t src_addr, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
+#if FDM_RDM
+		if (fdv_likely(fdv_ep_kind_reload(ep) == FDM_EP_KIND))
+			return fdm_fast_recv(ep, buf, len, desc, src_addr, context);
+#endif
 		return ep->msg->recv(ep, buf, len, desc, src_addr, context);
+	}
 #endif
 	return fdv_msg_recv(ep, buf, len, desc, src_addr, context);
 }
@@ -160,7 +173,7 @@ FDV_INLINE ssize_t fi_recvv(struct fid_ep *ep, const struct iovec *iov,
 			       void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->msg->recvv(ep, iov, desc, count, src_addr, context);
 #endif
 	return fdv_msg_recvv(ep, iov, desc, count, src_addr, context);
@@ -170,7 +183,7 @@ FDV_INLINE ssize_t fi_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				 uint64_t flags)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->msg->recvmsg(ep, msg, flags);
 #endif
 	return fdv_msg_recvmsg(ep, msg, flags);
@@ -180,8 +193,13 @@ FDV_INLINE ssize_t fi_send(struct fid_ep *ep, const void *buf, size_t len,
 			      void *desc, fi_addr_t dest_addr, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
+#if FDM_RDM
+		if (fdv_likely(fdv_ep_kind_reload(ep) == FDM_EP_KIND))
+			return fdm_fast_send(ep, buf, len, desc, dest_addr, context);
+#endif
 		return ep->msg->send(ep, buf, len, desc, dest_addr, context);
+	}
 #endif
 	return fdv_msg_send(ep, buf, len, desc, dest_addr, context);
 }
@@ -191,7 +209,7 @@ FDV_INLINE ssize_t fi_sendv(struct fid_ep *ep, const struct iovec *iov,
 			       void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->msg->sendv(ep, iov, desc, count, dest_addr, context);
 #endif
 	return fdv_msg_sendv(ep, iov, desc, count, dest_addr, context);
@@ -201,7 +219,7 @@ FDV_INLINE ssize_t fi_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				 uint64_t flags)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->msg->sendmsg(ep, msg, flags);
 #endif
 	return fdv_msg_sendmsg(ep, msg, flags);
@@ -211,8 +229,13 @@ FDV_INLINE ssize_t fi_inject(struct fid_ep *ep, const void *buf, size_t len,
 				fi_addr_t dest_addr)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
+#if FDM_RDM
+		if (fdv_likely(fdv_ep_kind_reload(ep) == FDM_EP_KIND))
+			return fdm_fast_inject(ep, buf, len, dest_addr);
+#endif
 		return ep->msg->inject(ep, buf, len, dest_addr);
+	}
 #endif
 	return fdv_msg_inject(ep, buf, len, dest_addr);
 }
@@ -222,7 +245,7 @@ FDV_INLINE ssize_t fi_senddata(struct fid_ep *ep, const void *buf,
 				  fi_addr_t dest_addr, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->msg->senddata(ep, buf, len, desc, data, dest_addr, context);
 #endif
 	return fdv_msg_senddata(ep, buf, len, desc, data, dest_addr, context);
@@ -233,7 +256,7 @@ FDV_INLINE ssize_t fi_injectdata(struct fid_ep *ep, const void *buf,
 				    fi_addr_t dest_addr)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->msg->injectdata(ep, buf, len, data, dest_addr);
 #endif
 	return fdv_msg_injectdata(ep, buf, len, data, dest_addr);
@@ -241,6 +264,10 @@ FDV_INLINE ssize_t fi_injectdata(struct fid_ep *ep, const void *buf,
 
 #ifdef __cplusplus
 }
+#endif
+
+#if FDM_RDM
+#include <fdm/fdm_msg.h>
 #endif
 
 #endif /* FD_RDMA_FI_ENDPOINT_H */

@@ -24,7 +24,7 @@ FDV_INLINE ssize_t fi_read(struct fid_ep *ep, void *buf, size_t len,
 			      uint64_t key, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->rma->read(ep, buf, len, desc, src_addr, addr, key, context);
 #endif
 	return fdv_rma_read(ep, buf, len, desc, src_addr, addr, key, context);
@@ -35,7 +35,7 @@ FDV_INLINE ssize_t fi_readv(struct fid_ep *ep, const struct iovec *iov,
 			       uint64_t addr, uint64_t key, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->rma->readv(ep, iov, desc, count, src_addr, addr, key, context);
 #endif
 	return fdv_rma_readv(ep, iov, desc, count, src_addr, addr, key, context);
@@ -45,7 +45,7 @@ FDV_INLINE ssize_t fi_readmsg(struct fid_ep *ep,
 				 const struct fi_msg_rma *msg, uint64_t flags)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->rma->readmsg(ep, msg, flags);
 #endif
 	return fdv_rma_readmsg(ep, msg, flags);
@@ -56,7 +56,7 @@ FDV_INLINE ssize_t fi_write(struct fid_ep *ep, const void *buf, size_t len,
 			       uint64_t key, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->rma->write(ep, buf, len, desc, dest_addr, addr, key, context);
 #endif
 	return fdv_rma_write(ep, buf, len, desc, dest_addr, addr, key, context);
@@ -67,7 +67,7 @@ FDV_INLINE ssize_t fi_writev(struct fid_ep *ep, const struct iovec *iov,
 				uint64_t addr, uint64_t key, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->rma->writev(ep, iov, desc, count, dest_addr, addr, key, context);
 #endif
 	return fdv_rma_writev(ep, iov, desc, count, dest_addr, addr, key, context);
@@ -77,7 +77,7 @@ FDV_INLINE ssize_t fi_writemsg(struct fid_ep *ep,
 				  const struct fi_msg_rma *msg, uint64_t flags)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->rma->writemsg(ep, msg, flags);
 #endif
 	return fdv_rma_writemsg(ep, msg, flags);
@@ -88,7 +88,7 @@ FDV_INLINE ssize_t fi_inject_write(struct fid_ep *ep, const void *buf,
 				      uint64_t addr, uint64_t key)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->rma->inject(ep, buf, len, dest_addr, addr, key);
 #endif
 	return fdv_rma_inject(ep, buf, len, dest_addr, addr, key);
@@ -100,7 +100,7 @@ FDV_INLINE ssize_t fi_writedata(struct fid_ep *ep, const void *buf,
 				   uint64_t key, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->rma->writedata(ep, buf, len, desc, data, dest_addr, addr, key, context);
 #endif
 	return fdv_rma_writedata(ep, buf, len, desc, data, dest_addr, addr, key, context);
@@ -112,7 +112,7 @@ FDV_INLINE ssize_t fi_inject_writedata(struct fid_ep *ep, const void *buf,
 					  uint64_t key)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->rma->injectdata(ep, buf, len, data, dest_addr, addr, key);
 #endif
 	return fdv_rma_injectdata(ep, buf, len, data, dest_addr, addr, key);

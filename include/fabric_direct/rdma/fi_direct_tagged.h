@@ -14,9 +14,17 @@
 
 #include <fdv/fdv_ep.h>
 #include <fdv/fdv_config.h>
+#include <fdm/fdm_config.h>
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#if FDM_RDM && !defined(FDM_MSG_H)
+/* defined in <fdm/fdm_msg.h>, included at the end of this file */
+FDV_INLINE ssize_t fdm_fast_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t tag, uint64_t ignore, void *context);
+FDV_INLINE ssize_t fdm_fast_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t tag, void *context);
+FDV_INLINE ssize_t fdm_fast_tinject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t tag);
 #endif
 
 FDV_INLINE ssize_t fi_trecv(struct fid_ep *ep, void *buf, size_t len,
@@ -32,8 +40,13 @@ FDV_INLINE ssize_t fi_trecv(struct fid_ep *ep, void *buf, size_t len,
 	(void)ignore;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
+#if FDM_RDM
+		if (fdv_likely(fdv_ep_kind_reload(ep) == FDM_EP_KIND))
+			return fdm_fast_trecv(ep, buf, len, desc, src_addr, tag, ignore, context);
+#endif
 		return ep->tagged->recv(ep, buf, len, desc, src_addr, tag, ignore, context);
+	}
 #endif
 	return -FI_ENOSYS;
 }
@@ -51,7 +64,7 @@ FDV_INLINE ssize_t fi_trecvv(struct fid_ep *ep, const struct iovec *iov,
 	(void)ignore;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->tagged->recvv(ep, iov, desc, count, src_addr, tag, ignore, context);
 #endif
 	return -FI_ENOSYS;
@@ -65,7 +78,7 @@ FDV_INLINE ssize_t fi_trecvmsg(struct fid_ep *ep,
 	(void)msg;
 	(void)flags;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->tagged->recvmsg(ep, msg, flags);
 #endif
 	return -FI_ENOSYS;
@@ -83,8 +96,13 @@ FDV_INLINE ssize_t fi_tsend(struct fid_ep *ep, const void *buf, size_t len,
 	(void)tag;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
+#if FDM_RDM
+		if (fdv_likely(fdv_ep_kind_reload(ep) == FDM_EP_KIND))
+			return fdm_fast_tsend(ep, buf, len, desc, dest_addr, tag, context);
+#endif
 		return ep->tagged->send(ep, buf, len, desc, dest_addr, tag, context);
+	}
 #endif
 	return -FI_ENOSYS;
 }
@@ -101,7 +119,7 @@ FDV_INLINE ssize_t fi_tsendv(struct fid_ep *ep, const struct iovec *iov,
 	(void)tag;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->tagged->sendv(ep, iov, desc, count, dest_addr, tag, context);
 #endif
 	return -FI_ENOSYS;
@@ -115,7 +133,7 @@ FDV_INLINE ssize_t fi_tsendmsg(struct fid_ep *ep,
 	(void)msg;
 	(void)flags;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->tagged->sendmsg(ep, msg, flags);
 #endif
 	return -FI_ENOSYS;
@@ -130,8 +148,13 @@ FDV_INLINE ssize_t fi_tinject(struct fid_ep *ep, const void *buf,
 	(void)dest_addr;
 	(void)tag;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
+#if FDM_RDM
+		if (fdv_likely(fdv_ep_kind_reload(ep) == FDM_EP_KIND))
+			return fdm_fast_tinject(ep, buf, len, dest_addr, tag);
+#endif
 		return ep->tagged->inject(ep, buf, len, dest_addr, tag);
+	}
 #endif
 	return -FI_ENOSYS;
 }
@@ -150,7 +173,7 @@ FDV_INLINE ssize_t fi_tsenddata(struct fid_ep *ep, const void *buf,
 	(void)tag;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->tagged->senddata(ep, buf, len, desc, data, dest_addr, tag, context);
 #endif
 	return -FI_ENOSYS;
@@ -167,7 +190,7 @@ FDV_INLINE ssize_t fi_tinjectdata(struct fid_ep *ep, const void *buf,
 	(void)dest_addr;
 	(void)tag;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) == FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->tagged->injectdata(ep, buf, len, data, dest_addr, tag);
 #endif
 	return -FI_ENOSYS;
@@ -175,6 +198,10 @@ FDV_INLINE ssize_t fi_tinjectdata(struct fid_ep *ep, const void *buf,
 
 #ifdef __cplusplus
 }
+#endif
+
+#if FDM_RDM
+#include <fdm/fdm_msg.h>
 #endif
 
 #endif /* FD_RDMA_FI_TAGGED_H */

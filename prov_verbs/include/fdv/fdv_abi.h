@@ -12,8 +12,24 @@
 #define FDV_ABI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <fdv/fdv_config.h>
 #include <fdv/fdv_compiler.h>
+
+FDV_EXTERN_C_BEGIN
+
+/* The same for a layer whose data path the wrappers inline
+ * (gen/api.spec @inline-layer): its header reports one word describing
+ * its layouts in a slot of its own (0..FDV_ABI_LAYER_SLOTS-1), and the
+ * layer compares it with its own (fdv_abi_check_layer, in
+ * prov_verbs/layer/fdv_layer.h). Declared before the includes below: they
+ * can reach a layer's inline header, which calls it. */
+#define FDV_ABI_LAYER_SLOTS 4u
+FDV_COLD __attribute__((weak)) void fdv_abi_announce_layer(unsigned int slot,
+							   uint64_t layout);
+
+FDV_EXTERN_C_END
+
 #include <fdv/fdv_cq.h>
 #include <fdv/fdv_ep.h>
 

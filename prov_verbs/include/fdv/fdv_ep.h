@@ -26,9 +26,13 @@ struct fdv_more;
 /* Endpoint kinds one library serves. Every endpoint object starts with
  * the public fid_ep followed by its kind (struct fdv_ep_head), so a direct
  * wrapper tells a MSG endpoint, whose calls it inlines, from a layer's
- * with one compare against an immediate; every layer's endpoint has
- * FDV_EP_KIND_LAYER and is reached through its own ops tables. With no
- * layer compiled in (FDV_EP_LAYERS 0) the test is not compiled at all. */
+ * with one test of the FDV_EP_KIND_LAYER bit in memory, which every
+ * layer's kind has. A layer reached through its own ops tables has
+ * FDV_EP_KIND_LAYER itself; a layer some of whose calls the wrappers
+ * inline (gen/api.spec @inline-layer) has a kind of its own, odd and
+ * defined by the layer, which they then compare with, sending its other
+ * calls to its ops tables. With no layer compiled in (FDV_EP_LAYERS 0)
+ * the test is not compiled at all. */
 enum fdv_ep_kind {
 	FDV_EP_KIND_MSG = 0,
 	FDV_EP_KIND_LAYER = 1,	/* a layer over verbs: calls via ep->msg etc. */
@@ -42,6 +46,16 @@ struct fdv_ep_head {
 FDV_INLINE uint32_t fdv_ep_kind(struct fid_ep *ep_fid)
 {
 	return fdv_container_of(ep_fid, struct fdv_ep_head, ep_fid)->kind;
+}
+
+/* The kind again, for the second test on a layer's path: a load the
+ * compiler does not merge with the first, so that first test stays one
+ * test of the byte in memory on the MSG path instead of a load into a
+ * register kept for both. */
+FDV_INLINE uint32_t fdv_ep_kind_reload(struct fid_ep *ep_fid)
+{
+	return __atomic_load_n(&fdv_container_of(ep_fid, struct fdv_ep_head, ep_fid)->kind,
+			       __ATOMIC_RELAXED);
 }
 
 struct fdv_ep {

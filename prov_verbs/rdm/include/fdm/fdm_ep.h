@@ -1,0 +1,302 @@
+/* RDM layer (FI_EP_RDM, "verbs;ofi_rxm"): the objects its inline data
+ * path reads and writes. Installed in the direct build: fi_send, fi_tsend,
+ * fi_inject, fi_tinject, fi_recv and fi_trecv on an RDM endpoint compile
+ * into the application (fdm/fdm_msg.h), so these layouts are part of the
+ * ABI. Every unit that includes this header reports FDM_ABI_LAYOUT to the
+ * library (fdv/fdv_abi.h's layer slot), and the layer refuses to open
+ * anything for a program built against another layout. The rest of the
+ * layer's state stays private (prov_verbs/rdm/fdm.h). */
+/* The public headers come first, outside our guard: in the direct build
+ * fi_endpoint.h ends by including fdm/fdm_msg.h, which needs this file's
+ * types, and by then this file must be able to define them. */
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#ifndef FDM_EP_H
+#define FDM_EP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <fdv/fdv_compiler.h>
+#include <fdm/fdm_config.h>	/* FDM_EP_KIND */
+
+FDV_EXTERN_C_BEGIN
+
+/* Bumped whenever a structure of this file changes meaning. */
+#define FDM_ABI_VERSION		1u
+
+#define FDM_PROTO_VERSION	1
+#define FDM_HDR_LEN		32u
+#define FDM_NAME_KEY_LEN	20u	/* family, address, port: compared as bytes */
+
+/* Eager pool buffer: header + payload. */
+#define FDM_BUF_SIZE		8192u
+#define FDM_EAGER_MAX		(FDM_BUF_SIZE - FDM_HDR_LEN)
+/* Bounce buffers per endpoint (sends in flight or waiting for their
+ * connection); fi_send answers -FI_EAGAIN when all are taken. */
+#define FDM_DEF_TX_SIZE		256u
+/* Receives the application may have posted at once. */
+#define FDM_DEF_RX_SIZE		1024u
+/* Eager pool (SRQ) depth at most; less if the device allows less. */
+#define FDM_POOL_MAX		512u
+#define FDM_IOV_LIMIT		4u
+/* Largest message: what the rendezvous header can describe and the
+ * reads split into pieces the device takes. */
+#define FDM_MAX_MSG_SIZE	((size_t)1 << 32)
+/* Completions one progress pass reads from the verbs CQ at a time. */
+#define FDM_CQ_BATCH		16
+
+/* ---- intrusive doubly linked list ---- */
+struct fdm_node {
+	struct fdm_node *next, *prev;
+};
+
+static inline void fdm_list_init(struct fdm_node *h)
+{
+	h->next = h->prev = h;
+}
+
+static inline bool fdm_list_empty(const struct fdm_node *h)
+{
+	return h->next == h;
+}
+
+static inline void fdm_list_add_tail(struct fdm_node *h, struct fdm_node *n)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+
+static inline void fdm_list_del(struct fdm_node *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n->prev = n;
+}
+
+#define fdm_entry(ptr, type, member) fdv_container_of(ptr, type, member)
+
+/* An endpoint's name: what fi_getname gives and fi_av_insert takes. */
+struct fdm_name {
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in sin;
+		struct sockaddr_in6 sin6;
+	} u;
+	uint32_t len;		/* 16 or 28 */
+};
+
+enum fdm_op {
+	FDM_OP_EAGER_MSG = 1,
+	FDM_OP_EAGER_TAG = 2,
+	FDM_OP_RNDV_MSG = 3,
+	FDM_OP_RNDV_TAG = 4,
+	FDM_OP_RNDV_DONE = 5,
+	FDM_OP_RMA_EVENT = 6,	/* tag: FI_REMOTE_WRITE or FI_REMOTE_READ */
+};
+
+#define FDM_HF_DATA	0x1	/* remote CQ data present */
+
+/* ---- transmit requests ---- */
+enum fdm_rma_kind {
+	FDM_RMA_WRITE, FDM_RMA_READ, FDM_RMA_ATOMIC, FDM_RMA_FETCH, FDM_RMA_CSWAP,
+};
+
+struct fdm_rma_op {
+	uint8_t op;			/* enum fdm_rma_kind */
+	bool bounce;			/* data goes through tx->buf */
+	size_t count;
+	struct iovec iov[FDM_IOV_LIMIT];
+	void *desc[FDM_IOV_LIMIT];
+	uint64_t raddr, rkey, data, flags;
+	enum fi_datatype dt;
+	enum fi_op aop;
+	size_t acount;			/* atomic elements */
+	void *result;			/* fetch: where the old value goes */
+};
+
+enum fdm_tx_kind {
+	FDM_TX_EAGER,		/* completes on the verbs send completion */
+	FDM_TX_RNDV,		/* completes on the peer's "rendezvous done" */
+	FDM_TX_CTRL,		/* layer's own message (done): no completion */
+	FDM_TX_RMA,		/* a read/write/atomic through the layer */
+};
+
+struct fdm_tx {
+	struct fdm_node node;		/* pending list of its connection */
+	struct fdm_conn *conn;
+	void *context;
+	uint64_t cq_flags;		/* what its completion reports */
+	uint8_t kind;
+	bool report;			/* a CQ entry is wanted */
+	bool rts_done;			/* rendezvous: the RTS send completed */
+	bool done_rcvd;			/* rendezvous: the peer finished */
+	bool in_use;
+	uint8_t cntr;			/* FDM_CNTR_* index to count into */
+	uint32_t idx;
+	uint32_t gen;			/* rendezvous id = gen << 32 | idx */
+	uint32_t wire_len;		/* header + payload in buf */
+	uint8_t *buf;			/* registered bounce buffer */
+	struct fid_mr *mr[FDM_IOV_LIMIT]; /* rendezvous: user buffers we registered */
+	struct fid_ep *vep;		/* what it was posted on */
+	size_t len;			/* payload bytes */
+	/* RMA and atomics through the layer */
+	struct fdm_rma_op rma;
+};
+
+/* ---- receives ---- */
+struct fdm_rxbuf {			/* one eager pool buffer (SRQ entry) */
+	uint8_t *buf;
+	uint32_t idx;
+};
+
+struct fdm_rx {				/* a receive the application posted */
+	struct fdm_node node;
+	struct iovec iov[FDM_IOV_LIMIT];
+	size_t count;
+	void *desc[FDM_IOV_LIMIT];
+	fi_addr_t src;
+	uint64_t tag, ignore;
+	void *context;
+	uint64_t flags;			/* FI_MSG or FI_TAGGED, | FI_RECV */
+	uint64_t op_flags;
+	bool tagged;
+	bool in_use;
+	bool multi;			/* FI_MULTI_RECV: used is the fill level */
+	size_t used;
+};
+
+/* ---- connections ---- */
+enum fdm_conn_state {
+	FDM_C_IDLE,		/* never connected, or failed */
+	FDM_C_CONNECTING,	/* our fi_connect is outstanding */
+	FDM_C_ACCEPTING,	/* we accepted the peer's request */
+	FDM_C_WAIT_PEER,	/* the peer refused ours: its request comes */
+	FDM_C_CONNECTED,
+};
+
+struct fdm_conn {
+	struct fdm_ep *ep;
+	uint32_t id;			/* index in ep->conns: our id */
+	uint32_t remote_id;		/* the peer's id, put in our headers */
+	enum fdm_conn_state state;
+	struct fid_ep *vep;		/* current verbs MSG endpoint */
+	/* vep while a send may be posted on it at once: connected and
+	 * nothing queued before it (send-after-send order); else NULL.
+	 * The inline send tests this one pointer (fdm_conn_sync). */
+	struct fid_ep *tx_vep;
+	struct fdm_name peer;
+	struct fdm_node pending;	/* txs waiting to be posted, in order */
+	bool on_flush;			/* in ep->flush */
+	struct fdm_node flush_node;
+	fi_addr_t src;			/* the peer in the endpoint's AV */
+	uint64_t src_gen;
+	long deadline_ms;		/* FDM_C_WAIT_PEER gives up then */
+};
+
+/* ---- endpoint ---- */
+enum {
+	FDM_CNTR_SEND, FDM_CNTR_RECV, FDM_CNTR_READ, FDM_CNTR_WRITE,
+	FDM_CNTR_RREAD, FDM_CNTR_RWRITE, FDM_CNTR_N,
+	FDM_CNTR_NONE = 0xff,
+};
+
+struct fdm_ep {
+	/* struct fdv_ep_head: what the direct wrappers dispatch on */
+	struct fid_ep ep_fid;
+	uint32_t kind;
+
+	/* What the inline calls test first (fdm/fdm_msg.h): set when the
+	 * endpoint is enabled in a domain without the layer's lock
+	 * (FI_THREAD_SAFE takes the out-of-line calls, which lock) and its
+	 * operation flags ask for nothing the inline code does not do;
+	 * fdm_ep_fast_update() keeps them. */
+	bool tx_fast;			/* eager sends to a connected peer */
+	bool rx_fast;			/* receives with an empty unexpected queue */
+	bool tx_report;			/* a send without FI_INJECT completes */
+	uint32_t inject_size;		/* tx_attr->inject_size */
+	/* the AV's generation (bumped by fi_av_remove): by_addr is valid
+	 * while by_addr_gen equals it */
+	const uint64_t *av_gen;
+
+	struct fdm_domain *domain;
+	struct fi_info *info;
+	struct fdm_cq *tx_cq, *rx_cq;
+	uint64_t tx_cq_flags, rx_cq_flags;	/* FI_SELECTIVE_COMPLETION */
+	struct fdm_av *av;
+	struct fid_cntr *cntr[FDM_CNTR_N];
+	uint64_t tx_op_flags, rx_op_flags;
+	bool enabled;
+	bool directed;			/* FI_DIRECTED_RECV */
+	size_t min_multi_recv;
+
+	/* verbs objects underneath */
+	struct fid_eq *veq;
+	struct fid_cq *vcq;
+	struct fid_ep *vsrx;
+	struct fid_pep *vpep;
+	struct fid_mr *vmr;
+	void *vdesc;
+	uint8_t *region;
+	size_t region_len;
+
+	struct fdm_name name;		/* our address (the passive endpoint's) */
+	uint8_t name_key[FDM_NAME_KEY_LEN];
+
+	struct fdm_rxbuf *rxbufs;
+	uint32_t nrxbufs;
+	struct fdm_tx *txs;
+	uint32_t ntx;
+	uint32_t *tx_free;		/* stack of free tx indexes */
+	uint32_t tx_nfree;
+	struct fdm_rx *rxs;
+	uint32_t nrx;
+	uint32_t *rx_free;
+	uint32_t rx_nfree;
+
+	struct fdm_conn **conns;	/* by our id */
+	uint32_t nconns, conns_cap;
+	uint32_t nwait;			/* connections in FDM_C_WAIT_PEER */
+	uint32_t nconnecting;		/* connections not yet established */
+	uint32_t eq_tick;
+	struct fdm_conn **by_addr;	/* cache: fi_addr_t -> connection */
+	size_t by_addr_cap;
+	uint64_t by_addr_gen;
+	struct fid_ep **zombies;	/* abandoned verbs endpoints */
+	size_t nzombies, zombies_cap;
+
+	struct fdm_node posted_msg, posted_tag;
+	struct fdm_node unexp_msg, unexp_tag;
+	struct fdm_node rndv_active;
+	struct fdm_node flush;		/* connections with postable pending */
+	struct fdm_node dom_node;	/* the domain's enabled endpoints */
+	bool rma_event;			/* FI_RMA_EVENT: tell targets of RMA */
+};
+
+static inline struct fdm_ep *fdm_ep_of(struct fid_ep *ep)
+{
+	return fdv_container_of(ep, struct fdm_ep, ep_fid);
+}
+
+
+/* The layouts above in one number (fdv_abi_announce_layer). */
+#define FDM_ABI_LAYOUT (((uint64_t)FDM_ABI_VERSION << 56) ^			\
+			((uint64_t)sizeof(struct fdm_ep) << 40) ^		\
+			((uint64_t)sizeof(struct fdm_tx) << 28) ^		\
+			((uint64_t)sizeof(struct fdm_rx) << 16) ^		\
+			((uint64_t)sizeof(struct fdm_conn) << 4) ^		\
+			(uint64_t)FDM_BUF_SIZE)
+/* The slot of fdv/fdv_abi.h's layer reports this layer uses. */
+#define FDM_ABI_SLOT		0u
+
+FDV_EXTERN_C_END
+
+#endif /* FDM_EP_H */
