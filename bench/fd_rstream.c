@@ -411,6 +411,14 @@ static void rs_write_json(const struct rs_opts *o, const char *desc)
 	fclose(f);
 }
 
+/* Calls of the timed loop per transfer (both directions count). */
+static double rs_per_xfer(uint64_t calls, const struct bu_result *res)
+{
+	double xfers = 2.0 * (double)res->iters * (double)res->window;
+
+	return xfers > 0 ? (double)calls / xfers : 0;
+}
+
 /* Both sides walk the same list; the client also records. */
 static void rs_session(struct rs *r, const struct rs_opts *o, const struct rs_config *c,
 		       int client)
@@ -443,8 +451,12 @@ static void rs_session(struct rs *r, const struct rs_opts *o, const struct rs_co
 				rs_run(r, client, cg, "rstream_bw", s, c->bw_iters, 1, c->bw_count, &res);
 			if (client) {
 				rs_output(o, &res);
-				bu_log("%s %zu B: %.2f usec/xfer, %.2f MB/s", res.test, s,
-				       res.usec_per_xfer, res.mb_per_s);
+				bu_log("%s %zu B: %.2f usec/xfer, %.2f MB/s; client calls per "
+				       "transfer: send %.2f (+%.2f -FI_EAGAIN), recv %.2f "
+				       "(+%.2f -FI_EAGAIN)", res.test, s,
+				       res.usec_per_xfer, res.mb_per_s,
+				       rs_per_xfer(rs_n.sends, &res), rs_per_xfer(rs_n.send_again, &res),
+				       rs_per_xfer(rs_n.recvs, &res), rs_per_xfer(rs_n.recv_again, &res));
 			}
 		}
 	}

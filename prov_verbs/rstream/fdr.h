@@ -54,9 +54,15 @@
 /* fi_shutdown and fi_close wait this long at most for the peer to give a
  * credit for the FIN and for the FIN to complete. */
 #define FDR_FIN_WAIT_MS		2000
-/* A data call that finds nothing to do looks at the connection's events
- * (a system call) only every this many times in a row: a reset is
- * noticed within that many calls, and a spinning reader pays nothing. */
+/* A data call that finds nothing to do costs no system call for the
+ * first FDR_SPIN_CALLS such calls in a row (the spin phase, as rsockets
+ * polls before it blocks): the CQ stays as it is, armed or with an unread
+ * event that keeps the wait fd readable, so a waiter cannot miss anything
+ * and a spinning caller pays nothing. The call that ends the spin phase
+ * re-arms the CQ (the wait fd goes quiet) and looks at the connection's
+ * events; later idle calls look at them every FDR_EQ_CHECK_EVERY-th time,
+ * so a reset is noticed within that many calls. */
+#define FDR_SPIN_CALLS		128
 #define FDR_EQ_CHECK_EVERY	16
 
 struct fdr_fabric {
@@ -158,6 +164,10 @@ struct fdr_ep {
 	/* The CQ is armed and no completion has been read since: it has
 	 * none, and its channel will wake a waiter (fdr_arm). */
 	bool cq_armed;
+	/* The CQ was armed at least once: from then on it is armed or its
+	 * channel holds an unread event (only fi_trywait reads events, and
+	 * it re-arms), so the wait fd wakes a waiter without re-arming. */
+	bool cq_watch;
 	uint32_t idle_calls;		/* data calls in a row that found nothing */
 	/* readiness (see fdr_wait_update) */
 	bool tx_waiting, rx_waiting;

@@ -243,17 +243,21 @@ static void fdr_handle_comp_err(struct fdr_ep *ep, const struct fi_cq_err_entry 
 		fdr_set_error(ep, -FI_EIO);
 }
 
-static void fdr_pump_cq(struct fdr_ep *ep)
+/* Returns whether it read anything (completions or errors). */
+static bool fdr_pump_cq(struct fdr_ep *ep)
 {
 	struct fi_cq_data_entry e[FDR_CQ_BATCH];
+	bool any = false;
 	ssize_t n;
 
 	if (!ep->icq)
-		return;
+		return false;
 	for (;;) {
 		n = fi_cq_read(ep->icq, e, FDR_CQ_BATCH);
-		if (n != -FI_EAGAIN)
-			ep->cq_armed = false;	/* its event may have fired */
+		if (n == -FI_EAGAIN)
+			break;
+		ep->cq_armed = false;	/* its event may have fired */
+		any = true;
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++)
 				fdr_handle_comp(ep, &e[i]);
@@ -267,11 +271,12 @@ static void fdr_pump_cq(struct fdr_ep *ep)
 				fdr_handle_comp_err(ep, &err);
 				continue;
 			}
-		} else if (n != -FI_EAGAIN) {
+		} else {
 			fdr_set_error(ep, -FI_EIO);
 		}
 		break;
 	}
+	return any;
 }
 
 void fdr_drain_after_close(struct fdr_ep *ep)
@@ -288,34 +293,49 @@ void fdr_progress(struct fdr_ep *ep)
 {
 	if (ep->state == FDR_CONNECTING)
 		fdr_ep_pump_eq(ep);
-	if (ep->state == FDR_CONNECTED || (ep->state == FDR_CLOSED && ep->flow.rx_ring)) {
-		fdr_pump_cq(ep);
+	/* A control message waits only for what completions bring (credits,
+	 * send-queue slots) or for reading, which flushes by itself: with
+	 * no completion there is nothing new to flush. */
+	if ((ep->state == FDR_CONNECTED || (ep->state == FDR_CLOSED && ep->flow.rx_ring)) &&
+	    fdr_pump_cq(ep))
 		fdr_flush_ctrl(ep);
-	}
 	/* The caller updates the wait fd once it knows its own outcome. */
 }
 
 /* Nothing can move: make sure the wait fd will turn readable when
- * something does. 0: armed and nothing pending; -FI_EAGAIN: something
- * came in meanwhile, try again.
+ * something does. 0: nothing pending (the fd will wake a waiter);
+ * -FI_EAGAIN: something came in meanwhile, try again.
  *
- * Both checks cost system calls, so the data path makes them only when
- * they can tell something new. The CQ is re-armed (its channel read, the
- * notification requested) only if a completion was read since it was last
- * armed: otherwise it is still armed and empty. The connection's events
- * (a read of the rdma_cm channel) are looked at while the connection is
- * not established, on the slow paths (`always`), and otherwise on every
- * FDR_EQ_CHECK_EVERY-th call that found nothing to do: a reset shows only
- * there, and the verbs EQ's fd, part of the wait fd, wakes a waiter at
- * once. */
+ * Arming and looking at the connection's events cost system calls, so the
+ * data path makes them only when they can tell something new. Once the CQ
+ * has been armed (cq_watch), a waiter is woken whether or not it is armed
+ * now: either it is armed, or an unread event keeps its channel readable.
+ * Re-arming only stops such spurious readiness, so the first
+ * FDR_SPIN_CALLS idle calls in a row skip it (a spinning caller, the
+ * latency case, then makes no system call at all; a caller that polls the
+ * fd sees it readable that many times before it goes quiet). The call
+ * that ends the spin phase re-arms the CQ if a completion was read since
+ * it was last armed, and reads the connection's events; after it they are
+ * read on every FDR_EQ_CHECK_EVERY-th idle call: a reset shows only there,
+ * and the verbs EQ's fd, part of the wait fd, wakes a waiter at once.
+ * While the connection is not established, and on the slow paths
+ * (`always`), both happen on every call. */
 static int fdr_arm(struct fdr_ep *ep, bool always)
 {
-	if (always || ep->state != FDR_CONNECTED ||
-	    ++ep->idle_calls >= FDR_EQ_CHECK_EVERY) {
+	bool check_eq = true;
+
+	if (!always && ep->state == FDR_CONNECTED) {
+		uint32_t idle = ++ep->idle_calls;
+
+		if (idle < FDR_SPIN_CALLS && ep->cq_watch)
+			return 0;
+		check_eq = idle >= FDR_SPIN_CALLS &&
+			   (idle - FDR_SPIN_CALLS) % FDR_EQ_CHECK_EVERY == 0;
+	}
+	if (check_eq) {
 		enum fdr_state state = ep->state;
 		int err = ep->err;
 
-		ep->idle_calls = 0;
 		fdr_ep_pump_eq(ep);
 		/* A connection event changes the answer: look again. */
 		if (ep->state != state || ep->err != err)
@@ -325,6 +345,10 @@ static int fdr_arm(struct fdr_ep *ep, bool always)
 		struct fid *cq = &ep->icq->fid;
 		int ret = fi_trywait(ep->domain->fabric->ifab, &cq, 1);
 
+		/* Both mean the CQ was armed (-FI_EAGAIN: completions are
+		 * buffered to be read), see cq_watch. */
+		if (ret == 0 || ret == -FI_EAGAIN)
+			ep->cq_watch = true;
 		if (ret == -FI_EAGAIN)
 			return -FI_EAGAIN;
 		ep->cq_armed = !ret;
@@ -535,6 +559,8 @@ static ssize_t fdr_stream_op(struct fid_ep *ep_fid, const struct iovec *iov,
 		if (!fdr_arm(ep, false))
 			break;
 	}
+	if (ret != -FI_EAGAIN)
+		ep->idle_calls = 0;	/* the spin phase starts again */
 	if (tx)
 		ep->tx_waiting = ret == -FI_EAGAIN;
 	else
