@@ -91,6 +91,13 @@ struct rs_counts {
 
 static struct rs_counts rs_n;
 
+/* Per-iteration round trips (t_* columns): two clock reads per iteration,
+ * which rstream(1) does not make (it reads the clock before and after the
+ * loop). Where clock_gettime is a system call (the TCG VM's HPET clock
+ * source: ~2-3 us each) that is work only our side does; --no-rtt drops
+ * them for an equal-work usec/xfer. */
+static int rs_rtt = 1;
+
 #define RS_CHECK(call)							\
 	do {								\
 		long rs_rc_ = (long)(call);				\
@@ -309,10 +316,11 @@ static void rs_probe_empty(struct rs *r, const char *loop_tag)
 static void rs_run(struct rs *r, int client, int cg, const char *test, size_t size,
 		   uint32_t iters, uint32_t warmup, uint32_t count, struct bu_result *res)
 {
-	uint64_t *rtt = client ? calloc(iters, sizeof(*rtt)) : NULL;
+	int sample = client && rs_rtt && count == 1;
+	uint64_t *rtt = sample ? calloc(iters, sizeof(*rtt)) : NULL;
 	uint64_t t_start = 0, t_end;
 
-	if (client && !rtt)
+	if (sample && !rtt)
 		bu_die("out of memory");
 	for (uint32_t i = 0; i < warmup + iters; i++) {
 		uint64_t t0;
@@ -325,9 +333,9 @@ static void rs_run(struct rs *r, int client, int cg, const char *test, size_t si
 			}
 			t_start = bu_now_ns();
 		}
-		t0 = client ? bu_now_ns() : 0;
+		t0 = sample ? bu_now_ns() : 0;
 		rs_iter(r, client, size, count);
-		if (client && i >= warmup)
+		if (sample && i >= warmup)
 			rtt[i - warmup] = bu_now_ns() - t0;
 	}
 	t_end = bu_now_ns();
@@ -361,7 +369,7 @@ static void rs_run(struct rs *r, int client, int cg, const char *test, size_t si
 	/* Per-iteration round trips, halved: one-way, as for fd_pingpong. A
 	 * bandwidth iteration moves C transfers: its round trip is no
 	 * latency. */
-	if (count == 1)
+	if (sample)
 		bu_stats(res, rtt, iters);
 	free(rtt);
 }
@@ -572,6 +580,8 @@ static void rs_usage(const char *prog)
 	       "  -p PORT (47594)  -b ADDR listen address (--local: $FD_RXE_ADDR0)\n"
 	       "  --cpus S,C       --local pinning (0,1)   --cpu N  pin this side\n"
 	       "  --csv F --json F --variant NAME -q\n"
+	       "  --no-rtt         no per-iteration clock reads (no t_* columns): the loop\n"
+	       "                   timed as a whole, as rstream(1) times it\n"
 	       "  --callgrind      both sides toggle callgrind collection around each timed\n"
 	       "                   loop and dump per size, with the loop's call counts (run\n"
 	       "                   under valgrind --tool=callgrind --collect-atstart=no)\n",
@@ -588,6 +598,7 @@ int main(int argc, char **argv)
 		{ "json", required_argument, NULL, 4 },
 		{ "variant", required_argument, NULL, 5 },
 		{ "callgrind", no_argument, NULL, 6 },
+		{ "no-rtt", no_argument, NULL, 7 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -630,6 +641,7 @@ int main(int argc, char **argv)
 		case 4: o.json = optarg; break;
 		case 5: o.variant = optarg; break;
 		case 6: o.cfg.flags |= RS_F_CALLGRIND; break;
+		case 7: rs_rtt = 0; break;
 		case 'h': rs_usage(argv[0]); return 0;
 		default: rs_usage(argv[0]); return 2;
 		}

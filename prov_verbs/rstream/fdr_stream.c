@@ -303,36 +303,25 @@ void fdr_progress(struct fdr_ep *ep)
 }
 
 /* Nothing can move: make sure the wait fd will turn readable when
- * something does. 0: nothing pending (the fd will wake a waiter);
- * -FI_EAGAIN: something came in meanwhile, try again.
+ * something does. 0: armed and nothing pending; -FI_EAGAIN: something
+ * came in meanwhile, try again.
  *
- * Arming and looking at the connection's events cost system calls, so the
- * data path makes them only when they can tell something new. Once the CQ
- * has been armed (cq_watch), a waiter is woken whether or not it is armed
- * now: either it is armed, or an unread event keeps its channel readable.
- * Re-arming only stops such spurious readiness, so the first
- * FDR_SPIN_CALLS idle calls in a row skip it (a spinning caller, the
- * latency case, then makes no system call at all; a caller that polls the
- * fd sees it readable that many times before it goes quiet). The call
- * that ends the spin phase re-arms the CQ if a completion was read since
- * it was last armed, and reads the connection's events; after it they are
- * read on every FDR_EQ_CHECK_EVERY-th idle call: a reset shows only there,
- * and the verbs EQ's fd, part of the wait fd, wakes a waiter at once.
- * While the connection is not established, and on the slow paths
- * (`always`), both happen on every call. */
+ * Both checks cost system calls, so the data path makes them only when
+ * they can tell something new. The CQ is re-armed (its channel read, the
+ * notification requested) only if a completion was read since it was last
+ * armed, and only once the application holds the wait fd (wait_used):
+ * before that nobody can sleep on it, and a caller that spins on
+ * -FI_EAGAIN, as rsockets' non-blocking calls do, makes no system call
+ * for it (rsockets arms its CQ only in rpoll). The connection's events (a
+ * read of the rdma_cm channel) are looked at while the connection is not
+ * established, on the slow paths (`always`), and otherwise on every
+ * FDR_EQ_CHECK_EVERY-th (fd holders) or FDR_EQ_CHECK_SPIN-th (spinners)
+ * call in a row that found nothing: a reset shows only there, and the
+ * verbs EQ's fd, part of the wait fd, wakes a waiter at once. */
 static int fdr_arm(struct fdr_ep *ep, bool always)
 {
-	bool check_eq = true;
-
-	if (!always && ep->state == FDR_CONNECTED) {
-		uint32_t idle = ++ep->idle_calls;
-
-		if (idle < FDR_SPIN_CALLS && ep->cq_watch)
-			return 0;
-		check_eq = idle >= FDR_SPIN_CALLS &&
-			   (idle - FDR_SPIN_CALLS) % FDR_EQ_CHECK_EVERY == 0;
-	}
-	if (check_eq) {
+	if (always || ep->state != FDR_CONNECTED ||
+	    ++ep->idle_calls % (ep->wait_used ? FDR_EQ_CHECK_EVERY : FDR_EQ_CHECK_SPIN) == 0) {
 		enum fdr_state state = ep->state;
 		int err = ep->err;
 
@@ -341,19 +330,36 @@ static int fdr_arm(struct fdr_ep *ep, bool always)
 		if (ep->state != state || ep->err != err)
 			return -FI_EAGAIN;
 	}
+	if (!always && !ep->wait_used)
+		return 0;
 	if (ep->icq && !ep->cq_armed) {
 		struct fid *cq = &ep->icq->fid;
 		int ret = fi_trywait(ep->domain->fabric->ifab, &cq, 1);
 
-		/* Both mean the CQ was armed (-FI_EAGAIN: completions are
-		 * buffered to be read), see cq_watch. */
-		if (ret == 0 || ret == -FI_EAGAIN)
-			ep->cq_watch = true;
 		if (ret == -FI_EAGAIN)
 			return -FI_EAGAIN;
 		ep->cq_armed = !ret;
 	}
 	return 0;
+}
+
+/* The application got the wait fd and may sleep on it at once, after
+ * calls that left the CQ unarmed: arm it now, and if something is already
+ * waiting to be read, make the fd readable (fdr_wait_update clears it
+ * once a call has looked). Lock held. */
+void fdr_wait_fd_used(struct fdr_ep *ep)
+{
+	uint64_t v = 1;
+
+	if (ep->wait_used)
+		return;
+	ep->wait_used = true;
+	if (fdr_arm(ep, true) != -FI_EAGAIN || ep->efd_set)
+		return;
+	if (write(ep->efd, &v, sizeof(v)) < 0)
+		FD_DBG(FD_LOG_EP_DATA, "eventfd: %s", strerror(errno));
+	else
+		ep->efd_set = true;
 }
 
 /* ---- the data path ---- */
