@@ -91,6 +91,13 @@ struct rs_counts {
 
 static struct rs_counts rs_n;
 
+/* Per-iteration round trips (t_* columns): two clock reads per iteration,
+ * which rstream(1) does not make (it reads the clock before and after the
+ * loop). Where clock_gettime is a system call (the TCG VM's HPET clock
+ * source: ~2-3 us each) that is work only our side does; --no-rtt drops
+ * them for an equal-work usec/xfer. */
+static int rs_rtt = 1;
+
 #define RS_CHECK(call)							\
 	do {								\
 		long rs_rc_ = (long)(call);				\
@@ -309,10 +316,11 @@ static void rs_probe_empty(struct rs *r, const char *loop_tag)
 static void rs_run(struct rs *r, int client, int cg, const char *test, size_t size,
 		   uint32_t iters, uint32_t warmup, uint32_t count, struct bu_result *res)
 {
-	uint64_t *rtt = client ? calloc(iters, sizeof(*rtt)) : NULL;
+	int sample = client && rs_rtt && count == 1;
+	uint64_t *rtt = sample ? calloc(iters, sizeof(*rtt)) : NULL;
 	uint64_t t_start = 0, t_end;
 
-	if (client && !rtt)
+	if (sample && !rtt)
 		bu_die("out of memory");
 	for (uint32_t i = 0; i < warmup + iters; i++) {
 		uint64_t t0;
@@ -325,9 +333,9 @@ static void rs_run(struct rs *r, int client, int cg, const char *test, size_t si
 			}
 			t_start = bu_now_ns();
 		}
-		t0 = client ? bu_now_ns() : 0;
+		t0 = sample ? bu_now_ns() : 0;
 		rs_iter(r, client, size, count);
-		if (client && i >= warmup)
+		if (sample && i >= warmup)
 			rtt[i - warmup] = bu_now_ns() - t0;
 	}
 	t_end = bu_now_ns();
@@ -361,7 +369,7 @@ static void rs_run(struct rs *r, int client, int cg, const char *test, size_t si
 	/* Per-iteration round trips, halved: one-way, as for fd_pingpong. A
 	 * bandwidth iteration moves C transfers: its round trip is no
 	 * latency. */
-	if (count == 1)
+	if (sample)
 		bu_stats(res, rtt, iters);
 	free(rtt);
 }
@@ -411,6 +419,14 @@ static void rs_write_json(const struct rs_opts *o, const char *desc)
 	fclose(f);
 }
 
+/* Calls of the timed loop per transfer (both directions count). */
+static double rs_per_xfer(uint64_t calls, const struct bu_result *res)
+{
+	double xfers = 2.0 * (double)res->iters * (double)res->window;
+
+	return xfers > 0 ? (double)calls / xfers : 0;
+}
+
 /* Both sides walk the same list; the client also records. */
 static void rs_session(struct rs *r, const struct rs_opts *o, const struct rs_config *c,
 		       int client)
@@ -443,8 +459,12 @@ static void rs_session(struct rs *r, const struct rs_opts *o, const struct rs_co
 				rs_run(r, client, cg, "rstream_bw", s, c->bw_iters, 1, c->bw_count, &res);
 			if (client) {
 				rs_output(o, &res);
-				bu_log("%s %zu B: %.2f usec/xfer, %.2f MB/s", res.test, s,
-				       res.usec_per_xfer, res.mb_per_s);
+				bu_log("%s %zu B: %.2f usec/xfer, %.2f MB/s; client calls per "
+				       "transfer: send %.2f (+%.2f -FI_EAGAIN), recv %.2f "
+				       "(+%.2f -FI_EAGAIN)", res.test, s,
+				       res.usec_per_xfer, res.mb_per_s,
+				       rs_per_xfer(rs_n.sends, &res), rs_per_xfer(rs_n.send_again, &res),
+				       rs_per_xfer(rs_n.recvs, &res), rs_per_xfer(rs_n.recv_again, &res));
 			}
 		}
 	}
@@ -560,6 +580,8 @@ static void rs_usage(const char *prog)
 	       "  -p PORT (47594)  -b ADDR listen address (--local: $FD_RXE_ADDR0)\n"
 	       "  --cpus S,C       --local pinning (0,1)   --cpu N  pin this side\n"
 	       "  --csv F --json F --variant NAME -q\n"
+	       "  --no-rtt         no per-iteration clock reads (no t_* columns): the loop\n"
+	       "                   timed as a whole, as rstream(1) times it\n"
 	       "  --callgrind      both sides toggle callgrind collection around each timed\n"
 	       "                   loop and dump per size, with the loop's call counts (run\n"
 	       "                   under valgrind --tool=callgrind --collect-atstart=no)\n",
@@ -576,6 +598,7 @@ int main(int argc, char **argv)
 		{ "json", required_argument, NULL, 4 },
 		{ "variant", required_argument, NULL, 5 },
 		{ "callgrind", no_argument, NULL, 6 },
+		{ "no-rtt", no_argument, NULL, 7 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -618,6 +641,7 @@ int main(int argc, char **argv)
 		case 4: o.json = optarg; break;
 		case 5: o.variant = optarg; break;
 		case 6: o.cfg.flags |= RS_F_CALLGRIND; break;
+		case 7: rs_rtt = 0; break;
 		case 'h': rs_usage(argv[0]); return 0;
 		default: rs_usage(argv[0]); return 2;
 		}

@@ -55,9 +55,12 @@
  * credit for the FIN and for the FIN to complete. */
 #define FDR_FIN_WAIT_MS		2000
 /* A data call that finds nothing to do looks at the connection's events
- * (a system call) only every this many times in a row: a reset is
- * noticed within that many calls, and a spinning reader pays nothing. */
+ * (a system call) only every this many times in a row: every 16th when
+ * the application has the wait fd (it may sleep on it and must see a
+ * connection event soon after it wakes), every 256th when it has not
+ * (it can only spin; a reset is still noticed within 256 calls). */
 #define FDR_EQ_CHECK_EVERY	16
+#define FDR_EQ_CHECK_SPIN	256
 
 struct fdr_fabric {
 	struct fid_fabric fabric_fid;
@@ -158,6 +161,12 @@ struct fdr_ep {
 	/* The CQ is armed and no completion has been read since: it has
 	 * none, and its channel will wake a waiter (fdr_arm). */
 	bool cq_armed;
+	/* The application asked for the wait fd (FI_GETWAIT). Until it
+	 * does, nobody can sleep on the fd, so a call that finds nothing
+	 * leaves the CQ as it is (re-arming it costs two system calls
+	 * after every completion); from then on such a call leaves it
+	 * armed, and the fd turns readable when anything arrives. */
+	bool wait_used;
 	uint32_t idle_calls;		/* data calls in a row that found nothing */
 	/* readiness (see fdr_wait_update) */
 	bool tx_waiting, rx_waiting;
@@ -273,6 +282,8 @@ void fdr_progress(struct fdr_ep *ep);
 int fdr_post_rx(struct fdr_ep *ep, uint32_t slot);
 void fdr_set_error(struct fdr_ep *ep, int err);
 void fdr_wait_update(struct fdr_ep *ep);
+/* FI_GETWAIT: the application may sleep on the wait fd from now on. */
+void fdr_wait_fd_used(struct fdr_ep *ep);
 /* The verbs connection is gone: take what completed before it went. */
 void fdr_drain_after_close(struct fdr_ep *ep);
 struct fdr_connreq *fdr_connreq_of(struct fid *handle);

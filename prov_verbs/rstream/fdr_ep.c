@@ -254,6 +254,9 @@ static int fdr_ep_control(struct fid *fid, int command, void *arg)
 	case FI_GETWAIT:
 		if (!arg)
 			return -FI_EINVAL;
+		pthread_mutex_lock(&ep->lock);
+		fdr_wait_fd_used(ep);
+		pthread_mutex_unlock(&ep->lock);
 		*(int *)arg = ep->waitfd;
 		return 0;
 	case FI_GETWAITOBJ:

@@ -243,17 +243,21 @@ static void fdr_handle_comp_err(struct fdr_ep *ep, const struct fi_cq_err_entry 
 		fdr_set_error(ep, -FI_EIO);
 }
 
-static void fdr_pump_cq(struct fdr_ep *ep)
+/* Returns whether it read anything (completions or errors). */
+static bool fdr_pump_cq(struct fdr_ep *ep)
 {
 	struct fi_cq_data_entry e[FDR_CQ_BATCH];
+	bool any = false;
 	ssize_t n;
 
 	if (!ep->icq)
-		return;
+		return false;
 	for (;;) {
 		n = fi_cq_read(ep->icq, e, FDR_CQ_BATCH);
-		if (n != -FI_EAGAIN)
-			ep->cq_armed = false;	/* its event may have fired */
+		if (n == -FI_EAGAIN)
+			break;
+		ep->cq_armed = false;	/* its event may have fired */
+		any = true;
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++)
 				fdr_handle_comp(ep, &e[i]);
@@ -267,11 +271,12 @@ static void fdr_pump_cq(struct fdr_ep *ep)
 				fdr_handle_comp_err(ep, &err);
 				continue;
 			}
-		} else if (n != -FI_EAGAIN) {
+		} else {
 			fdr_set_error(ep, -FI_EIO);
 		}
 		break;
 	}
+	return any;
 }
 
 void fdr_drain_after_close(struct fdr_ep *ep)
@@ -288,10 +293,12 @@ void fdr_progress(struct fdr_ep *ep)
 {
 	if (ep->state == FDR_CONNECTING)
 		fdr_ep_pump_eq(ep);
-	if (ep->state == FDR_CONNECTED || (ep->state == FDR_CLOSED && ep->flow.rx_ring)) {
-		fdr_pump_cq(ep);
+	/* A control message waits only for what completions bring (credits,
+	 * send-queue slots) or for reading, which flushes by itself: with
+	 * no completion there is nothing new to flush. */
+	if ((ep->state == FDR_CONNECTED || (ep->state == FDR_CLOSED && ep->flow.rx_ring)) &&
+	    fdr_pump_cq(ep))
 		fdr_flush_ctrl(ep);
-	}
 	/* The caller updates the wait fd once it knows its own outcome. */
 }
 
@@ -302,25 +309,29 @@ void fdr_progress(struct fdr_ep *ep)
  * Both checks cost system calls, so the data path makes them only when
  * they can tell something new. The CQ is re-armed (its channel read, the
  * notification requested) only if a completion was read since it was last
- * armed: otherwise it is still armed and empty. The connection's events
- * (a read of the rdma_cm channel) are looked at while the connection is
- * not established, on the slow paths (`always`), and otherwise on every
- * FDR_EQ_CHECK_EVERY-th call that found nothing to do: a reset shows only
- * there, and the verbs EQ's fd, part of the wait fd, wakes a waiter at
- * once. */
+ * armed, and only once the application holds the wait fd (wait_used):
+ * before that nobody can sleep on it, and a caller that spins on
+ * -FI_EAGAIN, as rsockets' non-blocking calls do, makes no system call
+ * for it (rsockets arms its CQ only in rpoll). The connection's events (a
+ * read of the rdma_cm channel) are looked at while the connection is not
+ * established, on the slow paths (`always`), and otherwise on every
+ * FDR_EQ_CHECK_EVERY-th (fd holders) or FDR_EQ_CHECK_SPIN-th (spinners)
+ * call in a row that found nothing: a reset shows only there, and the
+ * verbs EQ's fd, part of the wait fd, wakes a waiter at once. */
 static int fdr_arm(struct fdr_ep *ep, bool always)
 {
 	if (always || ep->state != FDR_CONNECTED ||
-	    ++ep->idle_calls >= FDR_EQ_CHECK_EVERY) {
+	    ++ep->idle_calls % (ep->wait_used ? FDR_EQ_CHECK_EVERY : FDR_EQ_CHECK_SPIN) == 0) {
 		enum fdr_state state = ep->state;
 		int err = ep->err;
 
-		ep->idle_calls = 0;
 		fdr_ep_pump_eq(ep);
 		/* A connection event changes the answer: look again. */
 		if (ep->state != state || ep->err != err)
 			return -FI_EAGAIN;
 	}
+	if (!always && !ep->wait_used)
+		return 0;
 	if (ep->icq && !ep->cq_armed) {
 		struct fid *cq = &ep->icq->fid;
 		int ret = fi_trywait(ep->domain->fabric->ifab, &cq, 1);
@@ -330,6 +341,25 @@ static int fdr_arm(struct fdr_ep *ep, bool always)
 		ep->cq_armed = !ret;
 	}
 	return 0;
+}
+
+/* The application got the wait fd and may sleep on it at once, after
+ * calls that left the CQ unarmed: arm it now, and if something is already
+ * waiting to be read, make the fd readable (fdr_wait_update clears it
+ * once a call has looked). Lock held. */
+void fdr_wait_fd_used(struct fdr_ep *ep)
+{
+	uint64_t v = 1;
+
+	if (ep->wait_used)
+		return;
+	ep->wait_used = true;
+	if (fdr_arm(ep, true) != -FI_EAGAIN || ep->efd_set)
+		return;
+	if (write(ep->efd, &v, sizeof(v)) < 0)
+		FD_DBG(FD_LOG_EP_DATA, "eventfd: %s", strerror(errno));
+	else
+		ep->efd_set = true;
 }
 
 /* ---- the data path ---- */
@@ -535,6 +565,8 @@ static ssize_t fdr_stream_op(struct fid_ep *ep_fid, const struct iovec *iov,
 		if (!fdr_arm(ep, false))
 			break;
 	}
+	if (ret != -FI_EAGAIN)
+		ep->idle_calls = 0;	/* the spin phase starts again */
 	if (tx)
 		ep->tx_waiting = ret == -FI_EAGAIN;
 	else
