@@ -797,10 +797,13 @@ def main():
         report += report_more.ucx_lines(ucx, post("rawverbs"), post("direct"))
     rc = report_more.load_rscg(a.out)
     report += report_more.rscg_lines(rc)
+    rdm = report_more.load_rdm(a.out)
+    report += report_more.rdm_lines(rdm)
     if lat or bw or rs or ins:
         report += comparison_table(lat, bw, rs, tools, ins)
         report.append("")
     report += report_more.targets_lines(rs, tools, ins, su, bw)
+    report += report_more.rdm_targets_lines(rdm)
     with open(os.path.join(summary, "results.json"), "w") as f:
         json.dump({
             "bandwidth": [dict(source=v, test=t, bytes=s, **r)
@@ -819,8 +822,10 @@ def main():
                                  for k, r in sorted(rc["instr"].items())],
                 "packets_per_transfer": [dict(source=k[0], bytes=k[1], **r)
                                          for k, r in sorted(rc["wire"].items())]},
+            "rdm": rdm,
         }, f, indent=1)
     report_more.write_csvs(summary, su, ucx, rc)
+    report_more.write_rdm_csv(summary, rdm)
     pngs = [] if a.no_plots else plots(summary, lat, tools, ins, bw, rs)
     gp = shutil.which("gnuplot")
     if gp and not a.no_plots:

@@ -421,6 +421,72 @@ def rscg_lines(rc):
     return lines
 
 
+def load_rdm(out):
+    """OUT/rdm: rdm-callgrind.csv rows and fd_rdm_mem's #RDMMEM lines."""
+    import csv
+    d = os.path.join(out, "rdm")
+    r = {"instr": [], "mem": []}
+    try:
+        with open(os.path.join(d, "rdm-callgrind.csv"), newline="") as f:
+            for row in csv.DictReader(f):
+                r["instr"].append({k: _num(v) if k != "variant" else v
+                                   for k, v in row.items()})
+    except OSError:
+        pass
+    for build in ("direct", "off"):
+        try:
+            lines = open(os.path.join(d, "mem-%s.txt" % build)).read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if line.startswith("#RDMMEM "):
+                kv = _kv(line)
+                r["mem"].append({"build": build, "peers": _num(kv.get("peers")),
+                                 "rss_kb": _num(kv.get("rss_kb")),
+                                 "pin_kb": _num(kv.get("pin_kb"))})
+    return r
+
+
+def rdm_lines(r):
+    """The RDM section of report.txt (issue 14's figures)."""
+    out = []
+    if r["instr"]:
+        out += ["RDM endpoints: user-space instructions per tagged 64 B round trip",
+                "(bench/rdm-callgrind.sh; msg-* rows: the MSG send round trip)",
+                "%-14s %10s %10s %10s" % ("variant", "instr/RT", "vs upstr", "vs MSG")]
+        for row in r["instr"]:
+            rt = row.get("instructions_per_round_trip")
+            ru, rm = row.get("ratio_upstream"), row.get("ratio_msg_direct")
+            out.append("%-14s %10s %10s %10s" % (
+                row["variant"], "%.0f" % rt if isinstance(rt, (int, float)) else "-",
+                "%.2fx" % ru if isinstance(ru, (int, float)) else "-",
+                "%.2fx" % rm if isinstance(rm, (int, float)) else "-"))
+        out.append("")
+    if r["mem"]:
+        out += ["RDM receiver memory as peers connect (fd_rdm_mem)",
+                "%-8s %6s %10s %10s" % ("build", "peers", "VmPin KiB", "VmRSS KiB")]
+        for m in r["mem"]:
+            out.append("%-8s %6s %10s %10s" % (m["build"], *("%d" % v if v is not None else "-"
+                                                            for v in (m["peers"], m["pin_kb"],
+                                                                      m["rss_kb"]))))
+        out.append("")
+    return out
+
+
+def write_rdm_csv(summary, r):
+    import csv
+    if r["instr"]:
+        with open(os.path.join(summary, "rdm.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(r["instr"][0].keys()))
+            w.writeheader()
+            w.writerows(r["instr"])
+    if r["mem"]:
+        with open(os.path.join(summary, "rdm-memory.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["build", "peers", "pin_kb", "rss_kb"])
+            w.writeheader()
+            w.writerows(r["mem"])
+
+
 def write_csvs(summary, su, ucx, rc):
     import csv
     rows = report_more_rows = setup_rows(su)
@@ -562,3 +628,28 @@ def plots(summary, su, gp, terminal):
     if r.returncode:
         return []
     return made
+
+
+def rdm_targets_lines(r):
+    """Issue 14's targets from this run's RDM figures."""
+    def verdict(ok):
+        return "n/a" if ok is None else ("met" if ok else "MISSED")
+    rt = {row["variant"]: row.get("instructions_per_round_trip") for row in r["instr"]}
+    d, up, msg = rt.get("rdm-direct"), rt.get("rdm-upstream"), rt.get("msg-direct")
+    lines = ["Targets (issue 14), from this run:"]
+    lines.append("  %-52s %-7s %s" % (
+        "tagged 64 B round trip <= 0.5x upstream instructions",
+        verdict(d <= up / 2 if d and up else None),
+        "direct %.0f vs upstream %.0f (%.2fx)" % (d, up, d / up) if d and up else ""))
+    lines.append("  %-52s %-7s %s" % (
+        "tagged 64 B round trip <= 1.3x MSG send round trip",
+        verdict(d <= 1.3 * msg if d and msg else None),
+        "direct %.0f vs MSG %.0f (%.2fx)" % (d, msg, d / msg) if d and msg else ""))
+    pin = {m["peers"]: m["pin_kb"] for m in r["mem"] if m["build"] == "direct"}
+    a, b = pin.get(8), pin.get(256)
+    lines.append("  %-52s %-7s %s" % (
+        "receive memory with 256 peers <= with 8 (VmPin KiB)",
+        verdict(b <= a if a and b else None),
+        "8: %d, 256: %d" % (a, b) if a and b else ""))
+    lines.append("")
+    return lines

@@ -3,7 +3,7 @@
 # machine to the comparison table.
 #
 #   bench/run-all.sh [--full] [--out DIR]
-#                    [--parts latency,bw,rstream,tools,callgrind,setup,ucx,rscg]
+#                    [--parts latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm]
 #                    [--no-install] [--jobs N]
 #
 # 1. installs what is missing (scripts/install-deps.sh, then what only the
@@ -19,6 +19,9 @@
 #    each variant once under callgrind; time to first message and memory
 #    per endpoint (fd_setup: direct, OFF, upstream); ucx_perftest over
 #    rc_verbs; rstream vs rsockets per transfer (instructions, packets);
+#    RDM tagged 64 B round trips under callgrind (direct, OFF, upstream
+#    verbs;ofi_rxm, beside the MSG send) and an RDM receiver's memory with
+#    8 and 256 peers (fd_rdm_mem);
 # 4. prints the comparison table (ratios against raw verbs) and writes CSV,
 #    JSON and PNG plots to the output directory (default
 #    build/bench-results).
@@ -36,7 +39,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO=$(cd "$HERE/.." && pwd -P)
 OUT=$REPO/build/bench-results
 FULL=()
-PARTS=latency,bw,rstream,tools,callgrind,setup,ucx,rscg
+PARTS=latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm
 INSTALL=1
 JOBS=2
 
@@ -88,8 +91,8 @@ for v in direct off; do
 	cmake -S "$REPO" -B "$dir" -DFABRIC_DIRECT=$mode -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DFABRIC_DIRECT_TESTS=OFF -DFABRIC_DIRECT_BENCH=ON -DFABRIC_DIRECT_RSTREAM=ON > "$dir.cmake.log" 2>&1 ||
 		{ cat "$dir.cmake.log"; exit 1; }
-	targets=(fd_pingpong fd_rstream fd_setup)
-	[ "$v" = direct ] && targets+=(rawverbs_pingpong fd_pingpong_upstream fd_setup_upstream)
+	targets=(fd_pingpong fd_rstream fd_setup fd_rdm fd_rdm_mem)
+	[ "$v" = direct ] && targets+=(rawverbs_pingpong fd_pingpong_upstream fd_setup_upstream fd_rdm_upstream)
 	cmake --build "$dir" -j "$JOBS" --target "${targets[@]}" > "$dir.build.log" 2>&1 ||
 		{ tail -40 "$dir.build.log"; exit 1; }
 done

@@ -24,7 +24,7 @@ DIRECT=${2:?direct build dir}
 OFF=${3:?off build dir}
 shift 3
 FULL=0
-PARTS=latency,bw,rstream,tools,callgrind,setup,ucx,rscg
+PARTS=latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm
 while [ $# -gt 0 ]; do
 	case $1 in
 	--full) FULL=1 ;;
@@ -455,5 +455,34 @@ if has_part rscg; then
 		done
 	done
 	unset PAIR_DIR
+fi
+# ---------------------------------------------------------------------------
+# RDM endpoints (issue 14): user-space instructions per tagged 64 B round
+# trip for direct, OFF and upstream verbs;ofi_rxm beside the MSG send round
+# trip of both builds (bench/rdm-callgrind.sh: OUT/rdm/rdm-callgrind.csv),
+# and an RDM receiver's memory with 8 and 256 connected peers
+# (fd_rdm_mem: OUT/rdm/mem-<build>.txt).
+if has_part rdm; then
+	mkdir -p "$OUT/rdm"
+	rdm_bins=()
+	for b in "$DIRECT/bench/fd_rdm" "$OFF/bench/fd_rdm" "$DIRECT/bench/fd_rdm_upstream" \
+		"$DIRECT/bench/fd_pingpong" "$OFF/bench/fd_pingpong"; do
+		[ -x "$b" ] && rdm_bins+=("$b")
+	done
+	if command -v valgrind > /dev/null && [ ${#rdm_bins[@]} -gt 0 ]; then
+		say "rdm: instructions per tagged round trip (${#rdm_bins[@]} binaries)"
+		RDM_CG_ITERS=${RDM_CG_ITERS:-200} timeout 2400 "${NICE[@]}" \
+			"$(dirname "${BASH_SOURCE[0]}")/rdm-callgrind.sh" "$OUT/rdm" "${rdm_bins[@]}" \
+			> "$OUT/rdm/callgrind.txt" 2>&1 || say "rdm: rdm-callgrind.sh failed (see $OUT/rdm/callgrind.txt)"
+	fi
+	for v in direct off; do
+		dir=$DIRECT
+		[ "$v" = off ] && dir=$OFF
+		b=$dir/bench/fd_rdm_mem
+		[ -x "$b" ] || continue
+		say "rdm: receiver memory, $v"
+		timeout 600 "${NICE[@]}" "$b" -b "$ADDR" -p 8,256 > "$OUT/rdm/mem-$v.txt" \
+			2> "$OUT/rdm/mem-$v.err" || say "rdm: fd_rdm_mem $v failed (see $OUT/rdm/mem-$v.err)"
+	done
 fi
 say "session done"
