@@ -173,6 +173,22 @@ static int fdm_conn_bind(struct fdm_ep *ep, struct fid_ep *vep)
 	return ret;
 }
 
+/* The send queue of one connection. Every connection of an RDM endpoint
+ * is a verbs endpoint with its own send queue, and rxe keeps each queue's
+ * ring in the process (~0.5 KiB an entry): at the verbs default of 384
+ * that is most of the ~265 KiB a connection costs. A full queue is not an
+ * error here (fdm_tx_post_failed queues the request on the connection
+ * until a completion frees room), so a smaller queue costs only a wait
+ * under a burst to one peer; 128 is upstream rxm's default for its
+ * connections. */
+#define FDM_CONN_TX_SIZE 128u
+
+static void fdm_conn_size(struct fi_info *info)
+{
+	if (info->tx_attr && (!info->tx_attr->size || info->tx_attr->size > FDM_CONN_TX_SIZE))
+		info->tx_attr->size = FDM_CONN_TX_SIZE;
+}
+
 static int fdm_conn_start(struct fdm_conn *c)
 {
 	struct fdm_ep *ep = c->ep;
@@ -192,6 +208,7 @@ static int fdm_conn_start(struct fdm_conn *c)
 	}
 	memcpy(info->dest_addr, &c->peer.u, c->peer.len);
 	info->dest_addrlen = c->peer.len;
+	fdm_conn_size(info);
 	if (info->src_addr) {
 		struct sockaddr *sa = info->src_addr;
 
@@ -368,6 +385,7 @@ static void fdm_conn_connreq(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size_t
 		fi_freeinfo(info);
 		return;
 	}
+	fdm_conn_size(info);
 	ret = fi_endpoint(ep->domain->vdomain, info, &vep, c);
 	fi_freeinfo(info);
 	if (ret) {
