@@ -142,6 +142,11 @@ int fd_param_env_name(const char *prov, const char *name, char *buf,
  * those made, so the getters above never need to.  Safe from any thread.
  * ---------------------------------------------------------------------- */
 void fd_init(void);
+/* The bodies of fi_getparams and fi_param_get, which live in fd_prov.c:
+ * the parameter registry (fd_param.c) knows no provider and never
+ * initializes them; the public calls do that first, then come here. */
+int fd_param_list(struct fi_param **params, int *count);
+int fd_param_get_any(const char *prov, const char *param_name, void *value);
 
 /* ------------------------------------------------------------------------
  * fi_info matching, used by providers' getinfo

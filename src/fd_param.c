@@ -291,7 +291,9 @@ void fi_freeparams(struct fi_param *params)
 	free(params);
 }
 
-int fi_getparams(struct fi_param **params, int *count)
+/* fi_getparams' body: the providers have defined theirs (fd_prov.c ran
+ * fd_init before calling). */
+int fd_param_list(struct fi_param **params, int *count)
 {
 	struct fi_param *out;
 	struct fd_param *p;
@@ -299,7 +301,6 @@ int fi_getparams(struct fi_param **params, int *count)
 
 	if (!params || !count)
 		return -FI_EINVAL;
-	fd_init();
 
 	pthread_mutex_lock(&fd_param_lock);
 	for (p = fd_param_head; p; p = p->next)
@@ -362,10 +363,9 @@ int fi_param_define(const struct fi_provider *provider,
 	return ret;
 }
 
-int fi_param_get(struct fi_provider *provider, const char *param_name,
-		 void *value)
+/* fi_param_get's body, likewise after fd_init. */
+int fd_param_get_any(const char *prov, const char *param_name, void *value)
 {
-	const char *prov = provider ? provider->name : NULL;
 	char env[FD_PARAM_NAME_MAX];
 	enum fi_param_type type;
 	struct fd_param *p;
@@ -373,7 +373,6 @@ int fi_param_get(struct fi_provider *provider, const char *param_name,
 
 	if (!value)
 		return -FI_EINVAL;
-	fd_init();
 	ret = fd_param_env_name(prov, param_name, env, sizeof(env));
 	if (ret)
 		return ret;

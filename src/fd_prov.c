@@ -1,12 +1,14 @@
 /*
- * The provider table and what dispatches on it: library initialization
- * and fi_fabric.  This is the only file that names the providers, and it
+ * The provider table and what dispatches on it: library initialization,
+ * fi_fabric and the parameter calls that need the providers initialized.  This is the only file that names the providers, and it
  * names them only through the descriptors listed by the build in
  * fd_providers.h (one per configured layer); the core never includes a
  * provider's header.
  */
 #include <pthread.h>
 #include <strings.h>
+
+#include <rdma/providers/fi_prov.h>
 
 #include "fd_core.h"
 #include "fd_providers.h"
@@ -43,6 +45,29 @@ static void fd_do_init(void)
 void fd_init(void)
 {
 	pthread_once(&fd_init_once, fd_do_init);
+}
+
+/*
+ * The public parameter calls list and read every provider's parameters,
+ * which the providers define when initialized: that happens here, where
+ * the providers are known, so the registry below (fd_param.c) never calls
+ * up into initialization.
+ */
+int fi_getparams(struct fi_param **params, int *count)
+{
+	if (!params || !count)
+		return -FI_EINVAL;
+	fd_init();
+	return fd_param_list(params, count);
+}
+
+int fi_param_get(struct fi_provider *provider, const char *param_name,
+		 void *value)
+{
+	if (!value)
+		return -FI_EINVAL;
+	fd_init();
+	return fd_param_get_any(provider ? provider->name : NULL, param_name, value);
 }
 
 /*
