@@ -54,6 +54,24 @@ uint64_t bu_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+long bu_status_kb(const char *key)
+{
+	char line[256];
+	size_t klen = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
 void bu_pin(int cpu)
 {
 	cpu_set_t set;

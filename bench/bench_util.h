@@ -30,6 +30,8 @@ void bu_die(const char *fmt, ...) BU_PRINTF(1, 2) BU_NORETURN;
 void bu_log(const char *fmt, ...) BU_PRINTF(1, 2);
 
 uint64_t bu_now_ns(void);	/* CLOCK_MONOTONIC */
+/* A "Key:  N kB" field of /proc/self/status (VmRSS, VmPin, ...), or -1. */
+long bu_status_kb(const char *key);
 
 /* Pins the calling process to one CPU; cpu < 0: leaves it alone. */
 void bu_pin(int cpu);

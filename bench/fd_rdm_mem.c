@@ -78,24 +78,6 @@ static long now_ms(void)
 	return (long)(bu_now_ns() / 1000000u);
 }
 
-static long status_kb(const char *key)
-{
-	char line[256];
-	size_t klen = strlen(key);
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			v = strtol(line + klen + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 static void read_exact(int fd, void *buf, size_t len)
 {
 	uint8_t *p = buf;
@@ -269,7 +251,7 @@ int main(int argc, char **argv)
 	CHECK(fi_enable(ep));
 	CHECK(fi_getname(&ep->fid, name, &namelen));
 	printf("#RDMMEM variant=%s peers=0 rss_kb=%ld pin_kb=%ld rx_size=%zu\n",
-	       BENCH_VARIANT, status_kb("VmRSS"), status_kb("VmPin"), info->rx_attr->size);
+	       BENCH_VARIANT, bu_status_kb("VmRSS"), bu_status_kb("VmPin"), info->rx_attr->size);
 
 	for (unsigned int s = 0; s < nstages; s++) {
 		unsigned int want = stages[s], received = 0, first = connected;
@@ -308,7 +290,7 @@ int main(int argc, char **argv)
 			read_exact(kids[k].done, &byte, 1);
 		}
 		printf("#RDMMEM variant=%s peers=%u rss_kb=%ld pin_kb=%ld\n", BENCH_VARIANT,
-		       want, status_kb("VmRSS"), status_kb("VmPin"));
+		       want, bu_status_kb("VmRSS"), bu_status_kb("VmPin"));
 		fflush(stdout);
 	}
 	for (int k = 0; k < nkids; k++) {

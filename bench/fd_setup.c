@@ -194,24 +194,6 @@ static void su_close(struct su *s, unsigned eps)
 /* ------------------------------------------------------------------------
  * What the process holds: /proc/self/status, /proc/self/fd, `rdma res`.
  * ---------------------------------------------------------------------- */
-static long su_status_kb(const char *key)
-{
-	char line[256];
-	size_t klen = strlen(key);
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			v = strtol(line + klen + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 struct su_fds {
 	int total, uverbs, rdma_cm, ib_event, epoll, eventfd, other;
 };
@@ -288,8 +270,8 @@ static void su_snapshot(const char *stage, unsigned eps)
 	printf("#MEM variant=%s eps=%u stage=%s rss_kb=%ld pin_kb=%ld lck_kb=%ld "
 	       "fds=%d fd_uverbs=%d fd_rdma_cm=%d fd_comp_channel=%d fd_epoll=%d "
 	       "fd_eventfd=%d fd_other=%d qp=%d cq=%d cm_id=%d mr=%d pd=%d\n",
-	       BENCH_VARIANT, eps, stage, su_status_kb("VmRSS"), su_status_kb("VmPin"),
-	       su_status_kb("VmLck"), f.total, f.uverbs, f.rdma_cm, f.ib_event, f.epoll,
+	       BENCH_VARIANT, eps, stage, bu_status_kb("VmRSS"), bu_status_kb("VmPin"),
+	       bu_status_kb("VmLck"), f.total, f.uverbs, f.rdma_cm, f.ib_event, f.epoll,
 	       f.eventfd, f.other, su_rdma_res("qp"), su_rdma_res("cq"),
 	       su_rdma_res("cm_id"), su_rdma_res("mr"), su_rdma_res("pd"));
 	fflush(stdout);
