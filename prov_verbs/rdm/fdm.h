@@ -221,6 +221,23 @@ fi_addr_t fdm_conn_src(struct fdm_conn *conn);
 void fdm_conn_close_all(struct fdm_ep *ep);
 void fdm_rndv_fail_conn(struct fdm_ep *ep, struct fdm_conn *c, int err);
 
+/* fdm_credit.c: flow control (docs/rdm-protocol.md) */
+int fdm_credit_setup(struct fdm_ep *ep);
+void fdm_credit_teardown(struct fdm_ep *ep);
+/* A new connection instance from our side: our grant and credit word
+ * into cm, our counts reset. */
+void fdm_credit_offer(struct fdm_conn *c, struct fdm_cm *cm);
+/* The peer's grant and credit word from its handshake data. */
+void fdm_credit_accept(struct fdm_conn *c, const struct fdm_cm *peer);
+/* The connection ended: its grant goes back to the pool. */
+void fdm_credit_release(struct fdm_conn *c);
+/* Read our credit word; whether a message may go now. */
+bool fdm_credit_refresh(struct fdm_conn *c);
+/* One pool buffer a message of c took is free again. */
+void fdm_credit_freed(struct fdm_conn *c);
+/* Reports that found the send queue full, again. */
+void fdm_credit_report_owed(struct fdm_ep *ep);
+
 /* fdm_msg.c */
 extern struct fi_ops_msg fdm_msg_ops;
 extern struct fi_ops_tagged fdm_tagged_ops;

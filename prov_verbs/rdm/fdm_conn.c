@@ -225,6 +225,7 @@ static int fdm_conn_start(struct fdm_conn *c)
 	if (ret)
 		goto fail;
 	cm.name = ep->name;
+	fdm_credit_offer(c, &cm);
 	fdm_cm_encode(data, &cm);
 	ret = fi_connect(vep, NULL, data, sizeof(data));
 	if (ret)
@@ -242,11 +243,21 @@ static ssize_t fdm_conn_post(struct fdm_conn *c, struct fdm_tx *tx)
 {
 	struct fdm_ep *ep = c->ep;
 
+	ssize_t ret;
+
+	/* An RDMA read, write or atomic takes no pool buffer at the peer
+	 * (fi_writedata's immediate does, but the peer cannot tell which
+	 * connection it came on: outside flow control). */
 	if (tx->kind == FDM_TX_RMA)
 		return fdm_rma_post(c, tx);
+	if (!c->tx_credits && !fdm_credit_refresh(c))
+		return -FI_EAGAIN;	/* waits on the connection, in order */
 	tx->vep = c->vep;
 	fdm_hdr_set_conn(tx->buf, c->remote_id);
-	return fi_send(c->vep, tx->buf, tx->wire_len, ep->vdesc, 0, tx);
+	ret = fi_send(c->vep, tx->buf, tx->wire_len, ep->vdesc, 0, tx);
+	if (fdv_likely(!ret))
+		c->tx_credits--;
+	return ret;
 }
 
 void fdm_conn_submit(struct fdm_conn *c, struct fdm_tx *tx)
@@ -285,6 +296,7 @@ ssize_t fdm_tx_post_failed(struct fdm_ep *ep, struct fdm_tx *tx, ssize_t ret)
 {
 	struct fdm_conn *c = tx->conn;
 
+	c->tx_credits++;	/* the inline send took one for a message not sent */
 	if (ret == -FI_EAGAIN) {
 		fdm_list_add_tail(&c->pending, &tx->node);
 		fdm_conn_sync(c);
@@ -330,6 +342,7 @@ void fdm_conn_fail(struct fdm_conn *c, int err)
 	fdm_zombie(ep, c->vep);
 	c->vep = NULL;
 	fdm_conn_set_state(c, FDM_C_IDLE);
+	fdm_credit_release(c);
 	if (c->on_flush) {
 		fdm_list_del(&c->flush_node);
 		c->on_flush = false;
@@ -396,12 +409,22 @@ static void fdm_conn_connreq(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size_t
 	if (!ret) {
 		out.conn_id = c->id;
 		out.name = ep->name;
+		/* our attempt, if any, gives way: its grant is replaced */
+		fdm_credit_offer(c, &out);
+		fdm_credit_accept(c, &cm);
 		fdm_cm_encode(data, &out);
 		ret = fi_accept(vep, data, sizeof(data));
 	}
 	if (ret) {
 		FD_WARN(FD_LOG_EP_CTRL, "accepting a connection: %s", fi_strerror(-ret));
 		fi_close(&vep->fid);
+		/* the offer replaced the credit state of whatever c was:
+		 * that attempt or connection cannot go on (rare: the device
+		 * refused the accept) */
+		if (c->vep)
+			fdm_conn_fail(c, FI_EIO);
+		else
+			fdm_credit_release(c);
 		return;
 	}
 	/* an attempt of ours, or an old connection the peer gave up on,
@@ -428,6 +451,7 @@ static void fdm_conn_connected(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size
 			return;
 		}
 		c->remote_id = cm.conn_id;
+		fdm_credit_accept(c, &cm);
 	} else if (c->state != FDM_C_ACCEPTING) {
 		return;
 	}

@@ -145,6 +145,8 @@ void fdm_ep_progress(struct fdm_ep *ep)
 	 * being made or waited for. */
 	if (ep->nconnecting || !(++ep->eq_tick % FDM_EQ_EVERY))
 		fdm_conn_handle_events(ep);
+	if (fdv_unlikely(ep->credit_owed))
+		fdm_credit_report_owed(ep);
 	if (!fdm_list_empty(&ep->flush))
 		fdm_conn_flush(ep);
 	if (!fdm_list_empty(&ep->rndv_active))
@@ -314,6 +316,9 @@ static int fdm_ep_enable(struct fdm_ep *ep)
 	if (!ep->av)
 		return -FI_ENOAV;
 	ret = fdm_ep_setup_region(ep);
+	if (ret)
+		return ret;
+	ret = fdm_credit_setup(ep);
 	if (ret)
 		return ret;
 	ret = fi_eq_open(d->fabric->vfabric, &eq_attr, &ep->veq, NULL);
@@ -489,6 +494,8 @@ static int fdm_ep_close(struct fid *fid)
 		fi_close(&ep->veq->fid);
 	if (ep->vmr)
 		fi_close(&ep->vmr->fid);
+	/* after the connections: no peer can write the words any more */
+	fdm_credit_teardown(ep);
 	free(ep->region);
 	free(ep->rxbufs);
 	free(ep->txs);

@@ -660,6 +660,7 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 		break;
 	}
 	fdm_repost(ep, rb);
+	fdm_credit_freed(conn);
 }
 
 void fdm_handle_remote_write(struct fdm_ep *ep, struct fdm_rxbuf *rb, uint64_t data)

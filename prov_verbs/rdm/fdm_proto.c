@@ -125,6 +125,11 @@ void fdm_cm_encode(uint8_t out[FDM_CM_LEN], const struct fdm_cm *cm)
 		memcpy(out + 12, &cm->name.u.sin.sin_addr, 4);
 	}
 	put32(out + 28, cm->conn_id);
+	if (cm->kind != FDM_CM_BUSY) {
+		put64(out + 32, cm->word_addr);
+		put32(out + 40, cm->word_key);
+		put16(out + 44, cm->credits);
+	}
 }
 
 int fdm_cm_decode(struct fdm_cm *cm, const void *data, size_t len)
@@ -141,6 +146,16 @@ int fdm_cm_decode(struct fdm_cm *cm, const void *data, size_t len)
 		return -FI_EINVAL;
 	cm->conn_id = get32(p + 28);
 	fam = get16(p + 6);
+	if (cm->kind == FDM_CM_BUSY)
+		return 0;	/* a refusal carries nothing more */
+	cm->word_addr = get64(p + 32);
+	cm->word_key = get32(p + 40);
+	cm->credits = get16(p + 44);
+	/* no pool takes more from one peer than FDM_CREDIT_MAX; a peer
+	 * with no credit word names none (address and key zero) */
+	if (cm->credits < 1 || cm->credits > FDM_CREDIT_MAX || get16(p + 46) ||
+	    (!cm->word_addr && cm->word_key))
+		return -FI_EINVAL;
 	if (cm->kind != FDM_CM_REQ)
 		return 0;	/* only a request names its sender */
 	if (fam == 4) {

@@ -14,7 +14,7 @@
  * path */
 #include <fdm/fdm_ep.h>
 
-#define FDM_CM_LEN		32u
+#define FDM_CM_LEN		48u
 
 /* Validate and copy an address of the AV's format; 0 or -FI_EINVAL. */
 int fdm_name_parse(struct fdm_name *out, const void *addr, size_t len);
@@ -32,6 +32,12 @@ struct fdm_cm {
 	uint8_t kind;
 	struct fdm_name name;	/* REQ: the requester's name */
 	uint32_t conn_id;	/* the sender's id of the connection */
+	/* REQ and ACCEPT (flow control): where the receiver of this data
+	 * writes the sender's credits (0, 0: nowhere, no flow control that
+	 * way), and how many messages it may send the sender's pool */
+	uint64_t word_addr;
+	uint32_t word_key;
+	uint16_t credits;
 };
 
 void fdm_cm_encode(uint8_t out[FDM_CM_LEN], const struct fdm_cm *cm);

@@ -10,6 +10,20 @@ target_compile_options(test_cntr PRIVATE ${FD_WARNINGS})
 add_test(NAME test_cntr COMMAND test_cntr)
 set_tests_properties(test_cntr PROPERTIES SKIP_RETURN_CODE 77 LABELS host TIMEOUT 60)
 
+# host: the wire codecs (handshake data with credits, header, rendezvous
+# descriptor) against good, malformed and random input
+if(FABRIC_DIRECT_RDM)
+  add_executable(test_rdm_proto ${CMAKE_CURRENT_SOURCE_DIR}/host/test_rdm_proto.c
+                 ${FD_SRC}/prov_verbs/rdm/fdm_proto.c)
+  target_include_directories(test_rdm_proto PRIVATE ${FD_SRC}/prov_verbs/rdm
+                             ${FD_SRC}/prov_verbs/rdm/include ${FD_SRC}/prov_verbs/include
+                             ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_link_libraries(test_rdm_proto PRIVATE fabric::fabric)
+  target_compile_options(test_rdm_proto PRIVATE ${FD_WARNINGS})
+  add_test(NAME test_rdm_proto COMMAND test_rdm_proto)
+  set_tests_properties(test_rdm_proto PROPERTIES LABELS host TIMEOUT 120)
+endif()
+
 # ---- FI_EP_RDM device tests (tests/rdm) ----
 # Each test is built twice: against this library, and against Debian's
 # libfabric 1.17 (<name>_upstream, not registered: run by hand with
@@ -34,7 +48,7 @@ if(FABRIC_DIRECT_RDM_TESTS OR FABRIC_DIRECT_RDM_UPSTREAM)
 endif()
 
 set(FD_RDM_TESTS rdm_tagged rdm_av rdm_match rdm_peek rdm_large rdm_rma rdm_cntr rdm_threads
-                 rdm_simul rdm_deadpeer rdm_incast)
+                 rdm_simul rdm_deadpeer rdm_incast rdm_flow)
 set(FD_RDM_DIR ${CMAKE_CURRENT_SOURCE_DIR}/rdm)
 foreach(t ${FD_RDM_TESTS})
   if(NOT FD_RDM_BUILD)

@@ -29,9 +29,9 @@
 FDV_EXTERN_C_BEGIN
 
 /* Bumped whenever a structure of this file changes meaning. */
-#define FDM_ABI_VERSION		1u
+#define FDM_ABI_VERSION		2u
 
-#define FDM_PROTO_VERSION	1
+#define FDM_PROTO_VERSION	2
 #define FDM_HDR_LEN		32u
 #define FDM_NAME_KEY_LEN	20u	/* family, address, port: compared as bytes */
 
@@ -51,6 +51,12 @@ FDV_EXTERN_C_BEGIN
 #define FDM_MAX_MSG_SIZE	((size_t)1 << 32)
 /* Completions one progress pass reads from the verbs CQ at a time. */
 #define FDM_CQ_BATCH		16
+/* Flow control (docs/rdm-protocol.md): the most messages one peer may
+ * have in our eager pool at once, and how many connections of an
+ * endpoint have a credit word the peer writes (later ones go without
+ * flow control). */
+#define FDM_CREDIT_MAX		64u
+#define FDM_CREDIT_SLOTS	4096u
 
 /* ---- intrusive doubly linked list ---- */
 struct fdm_node {
@@ -193,6 +199,19 @@ struct fdm_conn {
 	 * nothing queued before it (send-after-send order); else NULL.
 	 * The inline send tests this one pointer (fdm_conn_sync). */
 	struct fid_ep *tx_vep;
+	/* Messages that may still go to the peer's eager pool before it
+	 * reports buffers freed; every message that takes a pool buffer
+	 * there takes one (the inline send too). */
+	uint32_t tx_credits;
+	uint32_t tx_grant;		/* the peer's grant for this connection */
+	uint32_t tx_seen;		/* last value read from our credit word */
+	bool tx_unlimited;		/* no credit word: no flow control */
+	/* the other way: what we granted the peer, and the pool buffers
+	 * its messages took that we freed and reported (its credit word,
+	 * at peer_word/peer_word_key, holds rx_reported) */
+	bool credit_owed;		/* a report waits for send-queue room */
+	uint32_t rx_grant, rx_freed, rx_reported, rx_report_every;
+	uint64_t peer_word, peer_word_key;
 	struct fdm_name peer;
 	struct fdm_node pending;	/* txs waiting to be posted, in order */
 	bool on_flush;			/* in ep->flush */
@@ -279,6 +298,13 @@ struct fdm_ep {
 	struct fdm_node flush;		/* connections with postable pending */
 	struct fdm_node dom_node;	/* the domain's enabled endpoints */
 	bool rma_event;			/* FI_RMA_EVENT: tell targets of RMA */
+
+	/* Flow control: one 32-bit credit word per connection id, which
+	 * the peer of that connection writes (RDMA write, big endian) */
+	uint32_t *credit_words;
+	struct fid_mr *credit_mr;
+	uint32_t credit_granted;	/* sum of rx_grant over connections */
+	uint32_t credit_owed;		/* connections with credit_owed set */
 };
 
 static inline struct fdm_ep *fdm_ep_of(struct fid_ep *ep)

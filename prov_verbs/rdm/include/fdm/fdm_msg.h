@@ -94,7 +94,8 @@ FDV_INLINE ssize_t fdm_send_inline(struct fid_ep *ep_fid, const void *buf,
 			 ep->by_addr_gen != *ep->av_gen))
 		goto slow;
 	c = ep->by_addr[dest];
-	if (fdv_unlikely(!c || !c->tx_vep || !ep->tx_nfree))
+	/* no credit left: the library looks for more and queues if none */
+	if (fdv_unlikely(!c || !c->tx_vep || !c->tx_credits || !ep->tx_nfree))
 		goto slow;
 	if (fdv_unlikely(len > ((mode & FDM_SEND_INJECT) ? ep->inject_size : FDM_EAGER_MAX) ||
 			 (!buf && len)))
@@ -124,6 +125,7 @@ FDV_INLINE ssize_t fdm_send_inline(struct fid_ep *ep_fid, const void *buf,
 	 * endpoint's inline send all the same. */
 	iov.iov_base = tx->buf;
 	iov.iov_len = FDM_HDR_LEN + len;
+	c->tx_credits--;	/* given back if the post fails */
 	ret = fi_sendv(c->tx_vep, &iov, &ep->vdesc, 1, 0, tx);
 	if (fdv_unlikely(ret))
 		return fdm_tx_post_failed(ep, tx, ret);

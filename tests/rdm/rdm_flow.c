@@ -1,0 +1,227 @@
+/* Flow control: a fast sender must not drive a receiver that stops
+ * reading into RNR retries, and nothing may be lost or reordered while it
+ * waits (docs/rdm-protocol.md, "Flow control").
+ *
+ * Phase 1: one sender streams NMSG tagged messages (more than any eager
+ * pool holds) to a receiver that does not progress at all for STALL_MS.
+ * The sender must see back-pressure (-FI_EAGAIN) and the device must
+ * count no RNR NAK (rxe's hw_counters rcvd_rnr_err / send_rnr_err, when
+ * the device has them). Then the receiver posts its receives and drains:
+ * every message arrives once, in order, every byte right, and every send
+ * completes without error.
+ *
+ * Phase 2: NPEER more senders connect to the same receiver, so the later
+ * connections get the smallest grants (down to one message), and each
+ * sends PEER_MSGS messages while the receiver reads normally: each
+ * grant's reports come back, nothing stalls, nothing is lost. */
+#include <errno.h>
+
+#include "rdmt.h"
+
+#define NMSG		1500
+#define MSGLEN		2048
+#define STALL_MS	1500
+#define NPEER		24
+#define PEER_MSGS	40
+#define PEER_LEN	512
+
+static uint8_t sbuf[NMSG][MSGLEN], rbuf[NMSG][MSGLEN];
+static struct fi_context sctx[NMSG], rctx[NMSG];
+static uint8_t pbuf[NPEER][PEER_MSGS][PEER_LEN];
+static uint8_t prbuf[NPEER * PEER_MSGS][PEER_LEN];
+static struct fi_context pctx[NPEER][PEER_MSGS], prctx[NPEER * PEER_MSGS];
+
+/* RNR NAKs the device sent or received so far, or -1 if it keeps no
+ * such counters (a NIC whose driver names them otherwise). */
+static long rnr_count(const char *dev)
+{
+	static const char *const names[] = { "rcvd_rnr_err", "send_rnr_err" };
+	long total = 0;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[256];
+		long v;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+			 dev, names[i]);
+		f = fopen(path, "r");
+		if (!f)
+			return -1;
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+		if (v < 0)
+			return -1;
+		total += v;
+	}
+	return total;
+}
+
+/* Read the sender's own CQ only (the harness's rdmt_progress would read
+ * the receiver's too, and so progress it). */
+static int reap_sends(struct rdmt_ep *s)
+{
+	struct fi_cq_tagged_entry e[16];
+	ssize_t n = fi_cq_read(s->cq->cq, e, 16);
+
+	if (n == -FI_EAVAIL) {
+		struct fi_cq_err_entry err;
+
+		memset(&err, 0, sizeof(err));
+		fi_cq_readerr(s->cq->cq, &err, 0);
+		FDT_FAIL("send error %d (%s) while the receiver stalls", err.err,
+			 fi_strerror(err.err));
+	}
+	if (n == -FI_EAGAIN)
+		return 0;
+	FDT_ASSERT(n > 0, "fi_cq_read = %zd (%s)", n, fi_strerror((int)-n));
+	return (int)n;
+}
+
+static void phase_stall(struct rdmt_dom *dom, struct rdmt_ep *r, const char *dev)
+{
+	struct rdmt_ep s;
+	struct rdmt_comp c;
+	fi_addr_t to_r;
+	long rnr0, rnr1, end;
+	int posted = 0, rposted, done = 0, eagain = 0, i;
+
+	rdmt_ep_open(dom, &s, NULL, FI_AV_TABLE);
+	to_r = rdmt_insert(&s, r);
+	for (i = 0; i < NMSG; i++)
+		fdt_fill(sbuf[i], MSGLEN, (uint32_t)(7000 + i));
+
+	/* the connection up (the receiver must read to accept it) */
+	RDMT_POST(fi_trecv(r->ep, rbuf[0], MSGLEN, NULL, FI_ADDR_UNSPEC, 0, ~0ull, &rctx[0]));
+	RDMT_POST(fi_tsend(s.ep, sbuf[0], MSGLEN, NULL, to_r, 0, &sctx[0]));
+	rdmt_wait_ok(r->cq, &c);
+	rdmt_check_recv(&c, &rctx[0], FI_TAGGED | FI_RECV, MSGLEN, 0);
+	FDT_ASSERT(fdt_check(rbuf[0], MSGLEN, 7000), "message 0 wrong");
+	rdmt_wait_ok(s.cq, &c);
+	posted = done = 1;
+
+	/* the receiver stops; the sender goes on as fast as it can */
+	rnr0 = rnr_count(dev);
+	end = rdmt_now_ms() + STALL_MS;
+	while (rdmt_now_ms() < end) {
+		if (posted < NMSG) {
+			ssize_t rc = fi_tsend(s.ep, sbuf[posted], MSGLEN, NULL, to_r,
+					      (uint64_t)posted, &sctx[posted]);
+
+			if (rc == 0) {
+				posted++;
+				continue;
+			}
+			FDT_ASSERT(rc == -FI_EAGAIN, "fi_tsend = %zd (%s)", rc,
+				   fi_strerror((int)-rc));
+			eagain++;
+		}
+		done += reap_sends(&s);
+	}
+	rnr1 = rnr_count(dev);
+	printf("stalled receiver: %d posted, %d completed, %d x -FI_EAGAIN; RNR NAKs %ld -> %ld\n",
+	       posted, done, eagain, rnr0, rnr1);
+	FDT_ASSERT(posted < NMSG && eagain > 0,
+		   "the sender never waited (%d of %d posted) with the receiver stopped",
+		   posted, NMSG);
+	/* Soft-RoCE always has them: there the check must run */
+	FDT_ASSERT(rnr0 >= 0 || strncmp(dev, "rxe", 3),
+		   "no RNR counters for %s in /sys/class/infiniband", dev);
+	if (rnr0 >= 0)
+		FDT_ASSERT(rnr1 == rnr0, "%ld RNR NAKs while the receiver stalled", rnr1 - rnr0);
+	else
+		printf("(%s has no RNR counters: that part is not checked)\n", dev);
+
+	/* the receiver comes back: everything arrives, once, in order */
+	for (i = 1, rposted = 1; i < NMSG; i++) {
+		/* receives ahead (within the endpoint's rx_attr size) */
+		while (rposted < NMSG && rposted <= i + 512) {
+			RDMT_POST(fi_trecv(r->ep, rbuf[rposted], MSGLEN, NULL, FI_ADDR_UNSPEC,
+					   0, ~0ull, &rctx[rposted]));
+			rposted++;
+		}
+		while (posted < NMSG && posted <= i + 256) {
+			RDMT_POST(fi_tsend(s.ep, sbuf[posted], MSGLEN, NULL, to_r,
+					   (uint64_t)posted, &sctx[posted]));
+			posted++;
+		}
+		rdmt_wait_ok(r->cq, &c);
+		rdmt_check_recv(&c, &rctx[i], FI_TAGGED | FI_RECV, MSGLEN, (uint64_t)i);
+		FDT_ASSERT(fdt_check(rbuf[i], MSGLEN, (uint32_t)(7000 + i)),
+			   "message %d wrong", i);
+	}
+	for (; done < NMSG; done++)
+		rdmt_wait_ok(s.cq, &c);
+	rdmt_quiet(r->cq, 100, "after the stream");
+	if (rnr0 >= 0) {
+		rnr1 = rnr_count(dev);
+		FDT_ASSERT(rnr1 == rnr0, "%ld RNR NAKs in the whole stream", rnr1 - rnr0);
+	}
+	rdmt_ep_close(&s);
+}
+
+static void phase_many(struct rdmt_dom *dom, struct rdmt_ep *r)
+{
+	static struct rdmt_ep p[NPEER];
+	int next[NPEER], got, i, j, total = NPEER * PEER_MSGS;
+	struct rdmt_cq *pcq = rdmt_cq_open(dom);
+	fi_addr_t to_r[NPEER];
+	struct rdmt_comp c;
+
+	for (i = 0; i < NPEER; i++) {
+		rdmt_ep_open(dom, &p[i], pcq, FI_AV_TABLE);
+		to_r[i] = rdmt_insert(&p[i], r);
+		next[i] = 0;
+		for (j = 0; j < PEER_MSGS; j++)
+			fdt_fill(pbuf[i][j], PEER_LEN, (uint32_t)(i * 100 + j));
+	}
+	for (i = 0; i < total; i++)
+		RDMT_POST(fi_trecv(r->ep, prbuf[i], PEER_LEN, NULL, FI_ADDR_UNSPEC, 0, ~0ull,
+				   &prctx[i]));
+	for (j = 0; j < PEER_MSGS; j++)
+		for (i = 0; i < NPEER; i++)
+			RDMT_POST(fi_tsend(p[i].ep, pbuf[i][j], PEER_LEN, NULL, to_r[i],
+					   (uint64_t)i, &pctx[i][j]));
+	for (got = 0; got < total; got++) {
+		int idx, s;
+
+		rdmt_wait_ok(r->cq, &c);
+		idx = (int)((struct fi_context *)c.e.op_context - prctx);
+		FDT_ASSERT(idx >= 0 && idx < total, "unknown receive context");
+		FDT_ASSERT(c.e.tag < NPEER && c.e.len == PEER_LEN, "tag %llu len %zu",
+			   (unsigned long long)c.e.tag, c.e.len);
+		s = (int)c.e.tag;
+		FDT_ASSERT(next[s] < PEER_MSGS &&
+			   fdt_check(prbuf[idx], PEER_LEN, (uint32_t)(s * 100 + next[s])),
+			   "peer %d: message %d wrong, doubled or out of order", s, next[s]);
+		next[s]++;
+	}
+	for (i = 0; i < total; i++)
+		rdmt_wait_ok(pcq, &c);
+	for (i = 0; i < NPEER; i++)
+		FDT_ASSERT(next[i] == PEER_MSGS, "peer %d: %d messages", i, next[i]);
+	printf("%d peers x %d messages through grants down to one message: all arrived\n",
+	       NPEER, PEER_MSGS);
+	for (i = 0; i < NPEER; i++)
+		rdmt_ep_close(&p[i]);
+	rdmt_cq_close(pcq);
+}
+
+int main(void)
+{
+	struct fi_info *hints = rdmt_hints(FI_MSG | FI_TAGGED);
+	struct rdmt_dom dom;
+	struct rdmt_ep r;
+	const char *dev;
+
+	rdmt_dom_open(&dom, hints);
+	fi_freeinfo(hints);
+	dev = dom.info->domain_attr->name;
+	rdmt_ep_open(&dom, &r, NULL, FI_AV_TABLE);
+	phase_stall(&dom, &r, dev);
+	phase_many(&dom, &r);
+	rdmt_ep_close(&r);
+	rdmt_dom_close(&dom);
+	return rdmt_pass("rdm_flow");
+}
