@@ -37,8 +37,12 @@
 #define FDM_PROV_NAME		"verbs;ofi_rxm"
 #define FDM_CORE_PROV_NAME	"verbs"
 
-/* Progress reads the EQ this often when no connection is being made. */
-#define FDM_EQ_EVERY		32u
+/* Progress reads the EQ this often when no connection is being made:
+ * each read is a system call (~380 user-space instructions with its
+ * wrappers, and a kernel entry), which every 32nd call made ~90 of a
+ * tagged round trip's instructions; a peer's connection request waits at
+ * most this many progress calls (as rstream's idle CM check). */
+#define FDM_EQ_EVERY		256u
 
 /* ---- fabric and domain ---- */
 struct fdm_fabric {
