@@ -340,11 +340,13 @@ void fdm_conn_fail(struct fdm_conn *c, int err)
 		fdm_list_del(&tx->node);
 		fdm_handle_tx_done(ep, tx, err);
 	}
-	/* rendezvous sends whose data the peer will never read now */
+	/* rendezvous sends whose data the peer will never read now, atomics
+	 * whose answer will not come */
 	for (uint32_t i = 0; i < ep->ntx; i++) {
 		struct fdm_tx *tx = &ep->txs[i];
 
-		if (tx->in_use && tx->conn == c && tx->kind == FDM_TX_RNDV && tx->rts_done)
+		if (tx->in_use && tx->conn == c && tx->rts_done &&
+		    (tx->kind == FDM_TX_RNDV || tx->kind == FDM_TX_ATOMIC))
 			fdm_handle_tx_done(ep, tx, err);
 	}
 	fdm_rndv_fail_conn(ep, c, err);
