@@ -253,6 +253,9 @@ int fdm_is_tx(struct fdm_ep *ep, void *ctx);
 /* fdm_rma.c */
 extern struct fi_ops_rma fdm_rma_ops;
 void fdm_handle_rma_done(struct fdm_ep *ep, struct fdm_tx *tx, int err);
+/* Count, report (an error whatever the selective completion) and free an
+ * RMA or atomic request. */
+void fdm_rma_complete(struct fdm_ep *ep, struct fdm_tx *tx, uint64_t flags, int err);
 ssize_t fdm_rma_post(struct fdm_conn *c, struct fdm_tx *tx);
 /* What every RMA and atomic starts with: the domain lock, the connection
  * to dest and a free request of kind (after one progress pass if none is

@@ -150,14 +150,7 @@ void fdm_atomic_tx_done(struct fdm_ep *ep, struct fdm_tx *tx, int err)
 		if (!tx->done_rcvd)
 			return;		/* the answer is on its way */
 	}
-	if (!err)
-		err = (int)tx->rma.status;
-	fdm_count(ep, tx->cntr, err);
-	if (err)
-		fdm_cq_write_err(ep->tx_cq, tx->context, flags, err, 0, 0, 0, 0, 0);
-	else if (tx->report)
-		fdm_cq_write(ep->tx_cq, tx->context, flags, 0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
-	fdm_tx_put(ep, tx);
+	fdm_rma_complete(ep, tx, flags, err ? err : (int)tx->rma.status);
 }
 
 void fdm_atomic_handle_resp(struct fdm_ep *ep, struct fdm_conn *conn,

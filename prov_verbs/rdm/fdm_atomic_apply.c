@@ -119,10 +119,12 @@ size_t fdm_atomic_max_count(unsigned kind, unsigned dt)
 typedef bool (*fdm_calc_fn)(unsigned op, const void *po, const void *pv,
 			    const void *pc, void *pr);
 
-/* Integers wrap as their unsigned type does: sums and products are taken
- * in 64-bit unsigned arithmetic and truncated, never overflowing a signed
- * type (undefined in C) or an int after promotion. */
-#define FDM_INT_CALC(name, T, UT)						\
+/* The real types (integers, float, double): one body, with what differs
+ * as arguments. SUM and PROD are the expressions of the two; EXTRA the
+ * integer-only cases (bitwise, FI_MSWAP; the table keeps the others from
+ * reaching them). The logical operations treat nonzero as true and give
+ * 1 or 0. */
+#define FDM_SCALAR_CALC(name, T, SUM, PROD, EXTRA)				\
 static bool name(unsigned op, const void *po, const void *pv, const void *pc, \
 		 void *pr)							\
 {										\
@@ -134,14 +136,11 @@ static bool name(unsigned op, const void *po, const void *pv, const void *pc, \
 	switch (op) {								\
 	case FI_MIN: r = v < o ? v : o; break;					\
 	case FI_MAX: r = v > o ? v : o; break;					\
-	case FI_SUM: r = (T)(UT)((uint64_t)(UT)o + (uint64_t)(UT)v); break;	\
-	case FI_PROD: r = (T)(UT)((uint64_t)(UT)o * (uint64_t)(UT)v); break;	\
-	case FI_LOR: r = (T)(o || v); break;					\
-	case FI_LAND: r = (T)(o && v); break;					\
-	case FI_BOR: r = (T)(o | v); break;					\
-	case FI_BAND: r = (T)(o & v); break;					\
-	case FI_LXOR: r = (T)(!o != !v); break;					\
-	case FI_BXOR: r = (T)(o ^ v); break;					\
+	case FI_SUM: r = SUM; break;						\
+	case FI_PROD: r = PROD; break;						\
+	case FI_LOR: r = (T)(o != 0 || v != 0); break;				\
+	case FI_LAND: r = (T)(o != 0 && v != 0); break;				\
+	case FI_LXOR: r = (T)((o != 0) != (v != 0)); break;			\
 	case FI_ATOMIC_WRITE: r = v; break;					\
 	case FI_CSWAP: if (!(c == o)) return false; r = v; break;		\
 	case FI_CSWAP_NE: if (!(c != o)) return false; r = v; break;		\
@@ -149,44 +148,26 @@ static bool name(unsigned op, const void *po, const void *pv, const void *pc, \
 	case FI_CSWAP_LT: if (!(c < o)) return false; r = v; break;		\
 	case FI_CSWAP_GE: if (!(c >= o)) return false; r = v; break;		\
 	case FI_CSWAP_GT: if (!(c > o)) return false; r = v; break;		\
-	case FI_MSWAP: r = (T)((v & c) | (o & ~c)); break;			\
+	EXTRA									\
 	default: return false;		/* FI_ATOMIC_READ */			\
 	}									\
 	memcpy(pr, &r, sizeof(T));						\
 	return true;								\
 }
 
-/* float and double: no bitwise operations (the table keeps them out);
- * the logical ones treat nonzero as true and give 1 or 0. */
-#define FDM_REAL_CALC(name, T)							\
-static bool name(unsigned op, const void *po, const void *pv, const void *pc, \
-		 void *pr)							\
-{										\
-	T o, v, c, r;								\
-										\
-	memcpy(&o, po, sizeof(T));						\
-	memcpy(&v, pv, sizeof(T));						\
-	memcpy(&c, pc, sizeof(T));						\
-	switch (op) {								\
-	case FI_MIN: r = v < o ? v : o; break;					\
-	case FI_MAX: r = v > o ? v : o; break;					\
-	case FI_SUM: r = o + v; break;						\
-	case FI_PROD: r = o * v; break;						\
-	case FI_LOR: r = (o != 0 || v != 0); break;				\
-	case FI_LAND: r = (o != 0 && v != 0); break;				\
-	case FI_LXOR: r = ((o != 0) != (v != 0)); break;			\
-	case FI_ATOMIC_WRITE: r = v; break;					\
-	case FI_CSWAP: if (!(c == o)) return false; r = v; break;		\
-	case FI_CSWAP_NE: if (!(c != o)) return false; r = v; break;		\
-	case FI_CSWAP_LE: if (!(c <= o)) return false; r = v; break;		\
-	case FI_CSWAP_LT: if (!(c < o)) return false; r = v; break;		\
-	case FI_CSWAP_GE: if (!(c >= o)) return false; r = v; break;		\
-	case FI_CSWAP_GT: if (!(c > o)) return false; r = v; break;		\
-	default: return false;							\
-	}									\
-	memcpy(pr, &r, sizeof(T));						\
-	return true;								\
-}
+/* Integers wrap as their unsigned type does: sums and products are taken
+ * in 64-bit unsigned arithmetic and truncated, never overflowing a signed
+ * type (undefined in C) or an int after promotion. */
+#define FDM_INT_CALC(name, T, UT)						\
+	FDM_SCALAR_CALC(name, T,						\
+		(T)(UT)((uint64_t)(UT)o + (uint64_t)(UT)v),			\
+		(T)(UT)((uint64_t)(UT)o * (uint64_t)(UT)v),			\
+		case FI_BOR: r = (T)(o | v); break;				\
+		case FI_BAND: r = (T)(o & v); break;				\
+		case FI_BXOR: r = (T)(o ^ v); break;				\
+		case FI_MSWAP: r = (T)((v & c) | (o & ~c)); break;)
+
+#define FDM_REAL_CALC(name, T) FDM_SCALAR_CALC(name, T, o + v, o * v, )
 
 /* Complex numbers as two T (C99's layout: real, imaginary): sums,
  * products, the logical operations (nonzero: either part), write, equal
@@ -313,34 +294,13 @@ void fdm_atomic_swab(void *buf, size_t count, unsigned dt)
 	size_t unit = fdm_dt_class(dt) == FDM_C_CPLX ? size / 2 : size;
 	uint8_t *p = buf;
 
+	/* not on the data path of anything but atomics: a plain reversal */
 	for (size_t i = 0; i < count * (size / unit); i++, p += unit) {
-		switch (unit) {
-		case 2: {
-			uint16_t x;
+		for (size_t j = 0; j < unit / 2; j++) {
+			uint8_t t = p[j];
 
-			memcpy(&x, p, 2);
-			x = __builtin_bswap16(x);
-			memcpy(p, &x, 2);
-			break;
-		}
-		case 4: {
-			uint32_t x;
-
-			memcpy(&x, p, 4);
-			x = __builtin_bswap32(x);
-			memcpy(p, &x, 4);
-			break;
-		}
-		case 8: {
-			uint64_t x;
-
-			memcpy(&x, p, 8);
-			x = __builtin_bswap64(x);
-			memcpy(p, &x, 8);
-			break;
-		}
-		default:	/* one byte: nothing to turn */
-			break;
+			p[j] = p[unit - 1 - j];
+			p[unit - 1 - j] = t;
 		}
 	}
 #else

@@ -10,6 +10,9 @@
  *   with the call forms taking turns (plain, v with two iocs, msg,
  *   inject for fi_atomic) and FI_REMOTE_WRITE / FI_REMOTE_READ counted
  *   by the target (FI_RMA_EVENT);
+ * - two endpoints each posting fetch-adds to the other until -FI_EAGAIN
+ *   before either progresses: all complete (answers need transmit
+ *   requests too; atomics must not take them all);
  * - atomicity: two child processes and an endpoint of this one each do
  *   300 fetch-adds of 1 on a 32-bit and a 64-bit counter at once: final
  *   values exact, every fetched value seen exactly once;
@@ -31,7 +34,7 @@
 
 static struct rdmt_dom dom;
 static struct rdmt_ep A, B;
-static fi_addr_t a2b;
+static fi_addr_t a2b, b2a;
 static uint8_t *target, *rdonly, *wronly;
 static uint64_t raddr, rkey, ro_addr, ro_key, wo_addr, wo_key;
 static struct fid_cntr *rw_cntr, *rr_cntr;
@@ -591,7 +594,46 @@ static void check_bad_calls(void)
 	rdmt_quiet(A.cq, 50, "initiator CQ after refused calls");
 }
 
-/* ---- 4: atomicity, three initiators at once ---- */
+/* ---- 4: each endpoint fills its transmit queue with atomics to the
+ * other before either makes progress: the answers still find room ---- */
+
+static void check_symmetric(void)
+{
+	static struct fi_context ctx[2][4096];
+	static uint64_t res[2][4096];
+	struct rdmt_ep *from[2] = { &A, &B };
+	fi_addr_t to[2] = { a2b, b2a };
+	uint64_t *w = (uint64_t *)(void *)target, one = 1;
+	int n[2] = { 0, 0 };
+
+	*w = 0;
+	for (int s = 0; s < 2; s++) {
+		for (; n[s] < 4096; n[s]++) {
+			ssize_t ret = fi_fetch_atomic(from[s]->ep, &one, 1, NULL, &res[s][n[s]],
+						      NULL, to[s], raddr, rkey, FI_UINT64,
+						      FI_SUM, &ctx[s][n[s]]);
+
+			if (ret == -FI_EAGAIN)
+				break;
+			FDT_ASSERT(ret == 0, "symmetric: post %d = %zd", n[s], ret);
+		}
+		FDT_ASSERT(n[s] > 0 && n[s] < 4096, "symmetric: %d posted", n[s]);
+	}
+	for (int s = 0; s < 2; s++) {
+		for (int i = 0; i < n[s]; i++) {
+			struct rdmt_comp c;
+
+			rdmt_wait(from[s]->cq, &c);
+			FDT_ASSERT(!c.err, "symmetric: error completion %d (%s)", c.err,
+				   fi_strerror(c.err));
+		}
+	}
+	FDT_ASSERT(*w == (uint64_t)(n[0] + n[1]), "symmetric: %llu after %d + %d fetch-adds",
+		   (unsigned long long)*w, n[0], n[1]);
+	printf("symmetric: %d + %d fetch-adds in flight both ways, all answered\n", n[0], n[1]);
+}
+
+/* ---- 5: atomicity, three initiators at once ---- */
 
 struct hammer_info {
 	uint64_t raddr, rkey;	/* the u32 counter at raddr, the u64 at raddr + 8 */
@@ -800,7 +842,7 @@ int main(void)
 	rdmt_ep_open(&dom, &A, NULL, FI_AV_TABLE);
 	open_target();
 	a2b = rdmt_insert(&A, &B);
-	(void)rdmt_insert(&B, &A);
+	b2a = rdmt_insert(&B, &A);
 
 	FDT_ASSERT(!posix_memalign((void **)&target, 4096, REGION) &&
 		   !posix_memalign((void **)&rdonly, 4096, 4096) &&
@@ -820,6 +862,7 @@ int main(void)
 	check_max_count();
 	check_errors();
 	check_bad_calls();
+	check_symmetric();
 	check_atomicity(pids);
 
 	FDT_OK(fi_close(&mr->fid));
