@@ -29,7 +29,7 @@
 FDV_EXTERN_C_BEGIN
 
 /* Bumped whenever a structure of this file changes meaning. */
-#define FDM_ABI_VERSION		1u
+#define FDM_ABI_VERSION		2u
 
 #define FDM_PROTO_VERSION	1
 #define FDM_HDR_LEN		32u
