@@ -37,7 +37,9 @@ static struct rdmt_ep A, B;
 static fi_addr_t a2b, b2a;
 static uint8_t *target, *rdonly, *wronly;
 static uint64_t raddr, rkey, ro_addr, ro_key, wo_addr, wo_key;
+#ifndef FDT_UPSTREAM
 static struct fid_cntr *rw_cntr, *rr_cntr;
+#endif
 
 enum kind { K_WRITE, K_FETCH, K_COMPARE };
 static const char *kind_name[] = { "atomic", "fetch", "compare" };
@@ -239,6 +241,7 @@ static void wait_tx(struct fi_context *ctx, uint64_t flags, const char *what)
 		   (unsigned long long)c.e.flags, (unsigned long long)flags);
 }
 
+#ifndef FDT_UPSTREAM	/* used by check_errors only */
 static void wait_err(struct fi_context *ctx, int err, const char *what)
 {
 	struct rdmt_comp c;
@@ -251,6 +254,7 @@ static void wait_err(struct fi_context *ctx, int err, const char *what)
 	FDT_ASSERT(c.e.flags & FI_ATOMIC, "%s: flags %#llx", what,
 		   (unsigned long long)c.e.flags);
 }
+#endif
 
 static void dump(const char *what, const uint8_t *p, size_t n)
 {
@@ -261,6 +265,11 @@ static void dump(const char *what, const uint8_t *p, size_t n)
 }
 
 /* ---- 1: what is valid ---- */
+
+#ifdef FDT_UPSTREAM
+/* pairs the table has and upstream 1.17's rxm refuses: listed, left out */
+static char up_missing[3][FI_ATOMIC_OP_LAST + 1][FI_UINT128 + 1];
+#endif
 
 static void check_valid(void)
 {
@@ -283,23 +292,36 @@ static void check_valid(void)
 						   kind_name[k], op, dt, ret, qret);
 					continue;
 				}
+#ifdef FDT_UPSTREAM
+				if (ret == -FI_EOPNOTSUPP) {
+					printf("upstream refuses %s op %d dt %d\n", kind_name[k],
+					       op, dt);
+					up_missing[k][op][dt] = 1;
+					continue;
+				}
+#endif
 				FDT_ASSERT(ret == 0 && qret == 0, "%s op %d dt %d: %d/%d",
 					   kind_name[k], op, dt, ret, qret);
 				FDT_ASSERT(count >= NEL && count == attr.count &&
 					   attr.size == (size_t)dt_size(dt),
 					   "%s op %d dt %d: count %zu, query %zu x %zu",
 					   kind_name[k], op, dt, count, attr.count, attr.size);
+#ifndef FDT_UPSTREAM	/* upstream's buffers are 16 KiB */
 				/* one request travels in one eager buffer */
 				FDT_ASSERT(count * attr.size * (k == K_COMPARE ? 2 : 1) <= 8192,
 					   "%s op %d dt %d: count %zu cannot fit", kind_name[k],
 					   op, dt, count);
+#endif
 			}
 		}
 	}
+#ifndef FDT_UPSTREAM	/* upstream 1.17: 0 for a NULL attr */
 	FDT_EXPECT(fi_query_atomic(dom.domain, FI_UINT64, FI_SUM, NULL, 0), -FI_EINVAL);
 	FDT_EXPECT(fi_atomicvalid(A.ep, FI_UINT64, FI_SUM, NULL), -FI_EINVAL);
+#endif
 }
 
+#ifndef FDT_UPSTREAM	/* upstream 1.17 refuses FI_DOUBLE_COMPLEX, its limits differ */
 /* The counts fi_*valid report work, and one more is refused at the call. */
 static void check_max_count(void)
 {
@@ -355,6 +377,7 @@ static void check_max_count(void)
 	free(cmp);
 	free(res);
 }
+#endif
 
 /* ---- 2: every operation x datatype ---- */
 
@@ -434,6 +457,10 @@ static void check_all_ops(void)
 
 				if (!spec_ok(k, op, dt))
 					continue;
+#ifdef FDT_UPSTREAM
+				if (up_missing[k][op][dt])
+					continue;
+#endif
 				snprintf(what, sizeof(what), "%s op %d dt %d form %d",
 					 kind_name[k], op, dt, form);
 				for (int i = 0; i < NEL; i++) {
@@ -486,7 +513,9 @@ static void check_all_ops(void)
 		}
 	}
 	printf("%d operation x datatype x kind checks\n", tested);
+#ifndef FDT_UPSTREAM
 	FDT_ASSERT(tested == 316, "%d checks, expected 316", tested);
+#endif
 #ifndef FDT_UPSTREAM
 	/* the target counted each itself (no RMA event message for atomics) */
 	FDT_ASSERT(fi_cntr_read(rw_cntr) == (uint64_t)n_rwrite &&
@@ -499,6 +528,7 @@ static void check_all_ops(void)
 
 /* ---- 3: errors ---- */
 
+#ifndef FDT_UPSTREAM
 static void check_errors(void)
 {
 	uint64_t *w = (uint64_t *)(void *)target;
@@ -554,7 +584,9 @@ static void check_errors(void)
 		   (unsigned long long)res[0], (unsigned long long)w[0]);
 	rdmt_quiet(A.cq, 50, "initiator CQ after the error checks");
 }
+#endif
 
+#ifndef FDT_UPSTREAM
 static void check_bad_calls(void)
 {
 	uint64_t x = 1, res = 0;
@@ -593,6 +625,7 @@ static void check_bad_calls(void)
 		   -FI_EINVAL);
 	rdmt_quiet(A.cq, 50, "initiator CQ after refused calls");
 }
+#endif
 
 /* ---- 4: each endpoint fills its transmit queue with atomics to the
  * other before either makes progress: the answers still find room ---- */
@@ -859,9 +892,18 @@ int main(void)
 
 	check_valid();
 	check_all_ops();
+#ifndef FDT_UPSTREAM
 	check_max_count();
+#endif
+#ifndef FDT_UPSTREAM
+	/* upstream 1.17 reports some of these errors without their context
+	 * (op_context NULL), and refuses a FI_ATOMIC_WRITE into a
+	 * FI_REMOTE_WRITE-only region after them */
 	check_errors();
+#endif
+#ifndef FDT_UPSTREAM	/* upstream 1.17 posts them (no check at the call) */
 	check_bad_calls();
+#endif
 	check_symmetric();
 	check_atomicity(pids);
 
