@@ -13,6 +13,9 @@
  * - two endpoints each posting fetch-adds to the other until -FI_EAGAIN
  *   before either progresses: all complete (answers need transmit
  *   requests too; atomics must not take them all);
+ * - FI_THREAD_SAFE: a second domain, two threads with an endpoint each
+ *   doing the same 300 + 300 fetch-adds at a target endpoint there,
+ *   each thread driving the target too: exact totals, each value once;
  * - atomicity: two child processes and an endpoint of this one each do
  *   300 fetch-adds of 1 on a 32-bit and a 64-bit counter at once: final
  *   values exact, every fetched value seen exactly once;
@@ -23,6 +26,7 @@
  *   and missing buffers -FI_EINVAL. */
 #include <complex.h>
 #include <poll.h>
+#include <pthread.h>
 
 #include "rdmt.h"
 
@@ -40,6 +44,14 @@ static uint64_t raddr, rkey, ro_addr, ro_key, wo_addr, wo_key;
 #ifndef FDT_UPSTREAM
 static struct fid_cntr *rw_cntr, *rr_cntr;
 #endif
+
+static uint64_t reg_in(struct fid_domain *d, void *buf, size_t len, uint64_t access,
+		       struct fid_mr **mr)
+{
+	FDT_OK(fi_mr_reg(d, buf, len, access, 0, 0, 0, mr, NULL));
+	return fi_mr_key(*mr);
+}
+#define reg(buf, len, access, mr) reg_in(dom.domain, buf, len, access, mr)
 
 enum kind { K_WRITE, K_FETCH, K_COMPARE };
 static const char *kind_name[] = { "atomic", "fetch", "compare" };
@@ -823,6 +835,138 @@ static void check_atomicity(pid_t *pids)
 	       NCHILD + 1, NHAMMER);
 }
 
+/* ---- 6: FI_THREAD_SAFE: two threads, each with its own initiator, and
+ * both driving the target's progress ---- */
+
+#define NTHR 2
+
+struct thr {
+	struct rdmt_ep *e;
+	fi_addr_t dest;
+	struct fid_cq *target_cq;	/* read only to drive the target */
+	uint64_t addr, key;
+	uint32_t r32[NHAMMER];
+	uint64_t r64[NHAMMER];
+	struct fi_context ctx[2 * NHAMMER];
+	int err;
+};
+
+static pthread_barrier_t thr_start;
+
+/* No harness calls in here: rdmt's queues are not for threads. */
+static void *thr_main(void *arg)
+{
+	struct thr *t = arg;
+	struct fi_cq_tagged_entry ent[16];
+	uint32_t one32 = 1;
+	uint64_t one64 = 1;
+	int posted = 0, done = 0;
+	long last;
+
+	pthread_barrier_wait(&thr_start);
+	last = rdmt_now_ms();
+	while (done < 2 * NHAMMER) {
+		ssize_t n;
+
+		while (posted < 2 * NHAMMER && posted - done < 16) {
+			int i = posted / 2;
+			ssize_t ret = posted % 2 ?
+				fi_fetch_atomic(t->e->ep, &one64, 1, NULL, &t->r64[i], NULL,
+						t->dest, t->addr + 8, t->key, FI_UINT64, FI_SUM,
+						&t->ctx[posted]) :
+				fi_fetch_atomic(t->e->ep, &one32, 1, NULL, &t->r32[i], NULL,
+						t->dest, t->addr, t->key, FI_UINT32, FI_SUM,
+						&t->ctx[posted]);
+
+			if (ret == -FI_EAGAIN)
+				break;
+			if (ret) {
+				t->err = (int)ret;
+				return NULL;
+			}
+			posted++;
+		}
+		n = fi_cq_read(t->target_cq, ent, 16);	/* the target's progress */
+		if (n != -FI_EAGAIN) {
+			t->err = n < 0 ? (int)n : -FI_EOTHER;	/* atomics complete nowhere there */
+			return NULL;
+		}
+		n = fi_cq_read(t->e->cq->cq, ent, 16);
+		if (n > 0) {
+			done += (int)n;
+			last = rdmt_now_ms();
+		} else if (n != -FI_EAGAIN) {
+			t->err = (int)n;
+			return NULL;
+		} else if (rdmt_now_ms() - last > RDMT_WAIT_MS) {
+			t->err = -FI_ETIMEDOUT;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static void check_thread_safe(void)
+{
+	struct fi_info *hints = rdmt_hints(FI_MSG | FI_TAGGED | FI_ATOMIC);
+	static struct thr t[NTHR];
+	static struct rdmt_ep te[NTHR], tb;
+	static uint64_t seen[NTHR * NHAMMER];
+	struct rdmt_dom d;
+	struct fid_mr *mr;
+	uint32_t *c32 = (uint32_t *)(void *)(target + 64);
+	uint64_t *c64 = (uint64_t *)(void *)(target + 72), key;
+	pthread_t th[NTHR];
+
+	hints->domain_attr->threading = FI_THREAD_SAFE;
+	rdmt_dom_open(&d, hints);
+	fi_freeinfo(hints);
+	FDT_ASSERT(d.info->domain_attr->threading == FI_THREAD_SAFE, "not FI_THREAD_SAFE");
+	rdmt_ep_open(&d, &tb, NULL, FI_AV_TABLE);
+	key = reg_in(d.domain, target, REGION, FI_REMOTE_READ | FI_REMOTE_WRITE, &mr);
+	*c32 = 0;
+	*c64 = 0;
+	FDT_ASSERT(!pthread_barrier_init(&thr_start, NULL, NTHR), "barrier");
+	for (int i = 0; i < NTHR; i++) {
+		rdmt_ep_open(&d, &te[i], NULL, FI_AV_TABLE);
+		t[i].e = &te[i];
+		t[i].dest = rdmt_insert(&te[i], &tb);
+		(void)rdmt_insert(&tb, &te[i]);
+		t[i].target_cq = tb.cq->cq;
+		t[i].addr = raddr + 64;
+		t[i].key = key;
+	}
+	for (int i = 0; i < NTHR; i++)
+		FDT_ASSERT(!pthread_create(&th[i], NULL, thr_main, &t[i]), "pthread_create");
+	for (int i = 0; i < NTHR; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&thr_start);
+	for (int i = 0; i < NTHR; i++)
+		FDT_ASSERT(!t[i].err, "thread %d: %d (%s)", i, t[i].err, fi_strerror(-t[i].err));
+	FDT_ASSERT(*c32 == NTHR * NHAMMER && *c64 == NTHR * NHAMMER,
+		   "FI_THREAD_SAFE counters %u and %llu after %d fetch-adds each", *c32,
+		   (unsigned long long)*c64, NTHR * NHAMMER);
+	for (int w = 0; w < 2; w++) {
+		int n = 0;
+
+		for (int i = 0; i < NTHR; i++)
+			for (int j = 0; j < NHAMMER; j++)
+				seen[n++] = w ? t[i].r64[j] : t[i].r32[j];
+		qsort(seen, (size_t)n, sizeof(seen[0]), cmp_u64);
+		for (int j = 0; j < n; j++)
+			FDT_ASSERT(seen[j] == (uint64_t)j, "FI_THREAD_SAFE %s counter: position %d "
+				   "holds %llu", w ? "64-bit" : "32-bit", j,
+				   (unsigned long long)seen[j]);
+	}
+	FDT_OK(fi_close(&mr->fid));
+	for (int i = 0; i < NTHR; i++)
+		rdmt_ep_close(&te[i]);
+	rdmt_ep_close(&tb);
+	rdmt_dom_close(&d);
+	printf("FI_THREAD_SAFE: %d threads x %d fetch-adds on each counter, exact\n", NTHR,
+	       NHAMMER);
+}
+
 /* ---- setup ---- */
 
 static void open_target(void)
@@ -851,11 +995,6 @@ static void open_target(void)
 	FDT_OK(fi_getname(&B.ep->fid, B.name, &B.namelen));
 }
 
-static uint64_t reg(void *buf, size_t len, uint64_t access, struct fid_mr **mr)
-{
-	FDT_OK(fi_mr_reg(dom.domain, buf, len, access, 0, 0, 0, mr, NULL));
-	return fi_mr_key(*mr);
-}
 
 int main(void)
 {
@@ -906,6 +1045,7 @@ int main(void)
 #endif
 	check_symmetric();
 	check_atomicity(pids);
+	check_thread_safe();
 
 	FDT_OK(fi_close(&mr->fid));
 	FDT_OK(fi_close(&ro_mr->fid));
