@@ -326,6 +326,13 @@ void fdm_atomic_drop(struct fdm_ep *ep)
 
 /* ---- the fi_atomic calls ---- */
 
+/* The endpoint's operation flags, as far as atomics heed them (the msg
+ * forms' own flags are checked instead). */
+static uint64_t fdm_atomic_opflags(struct fid_ep *ep)
+{
+	return fdm_ep_of(ep)->tx_op_flags & FDM_ATOMIC_FLAGS;
+}
+
 static ssize_t fdm_atomic_write(struct fid_ep *ep, const void *buf, size_t count, void *desc,
 				fi_addr_t dest, uint64_t addr, uint64_t key,
 				enum fi_datatype dt, enum fi_op op, void *context)
@@ -333,7 +340,7 @@ static ssize_t fdm_atomic_write(struct fid_ep *ep, const void *buf, size_t count
 	struct fi_ioc ioc = { (void *)(uintptr_t)buf, count };
 	struct fdm_aop a = {
 		.kind = FDM_AK_WRITE, .src = &ioc, .nsrc = 1, .dest = dest, .addr = addr,
-		.key = key, .dt = dt, .op = op, .flags = fdm_ep_of(ep)->tx_op_flags,
+		.key = key, .dt = dt, .op = op, .flags = fdm_atomic_opflags(ep),
 		.context = context, .rcount = SIZE_MAX,
 	};
 
@@ -347,7 +354,7 @@ static ssize_t fdm_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov, vo
 {
 	struct fdm_aop a = {
 		.kind = FDM_AK_WRITE, .src = iov, .nsrc = count, .dest = dest, .addr = addr,
-		.key = key, .dt = dt, .op = op, .flags = fdm_ep_of(ep)->tx_op_flags,
+		.key = key, .dt = dt, .op = op, .flags = fdm_atomic_opflags(ep),
 		.context = context, .rcount = SIZE_MAX,
 	};
 
@@ -408,7 +415,7 @@ static ssize_t fdm_atomic_readwrite(struct fid_ep *ep, const void *buf, size_t c
 	struct fdm_aop a = {
 		.kind = FDM_AK_FETCH, .src = &ioc, .nsrc = 1, .res = &res, .nres = 1,
 		.dest = dest, .addr = addr, .key = key, .dt = dt, .op = op,
-		.flags = fdm_ep_of(ep)->tx_op_flags, .context = context,
+		.flags = fdm_atomic_opflags(ep), .context = context,
 		.rcount = SIZE_MAX,
 	};
 
@@ -426,7 +433,7 @@ static ssize_t fdm_atomic_readwritev(struct fid_ep *ep, const struct fi_ioc *iov
 	struct fdm_aop a = {
 		.kind = FDM_AK_FETCH, .src = iov, .nsrc = count, .res = resultv,
 		.nres = result_count, .dest = dest, .addr = addr, .key = key, .dt = dt,
-		.op = op, .flags = fdm_ep_of(ep)->tx_op_flags, .context = context,
+		.op = op, .flags = fdm_atomic_opflags(ep), .context = context,
 		.rcount = SIZE_MAX,
 	};
 
@@ -460,7 +467,7 @@ static ssize_t fdm_atomic_compwrite(struct fid_ep *ep, const void *buf, size_t c
 	struct fdm_aop a = {
 		.kind = FDM_AK_COMPARE, .src = &ioc, .nsrc = 1, .cmp = &cmp, .ncmp = 1,
 		.res = &res, .nres = 1, .dest = dest, .addr = addr, .key = key, .dt = dt,
-		.op = op, .flags = fdm_ep_of(ep)->tx_op_flags, .context = context,
+		.op = op, .flags = fdm_atomic_opflags(ep), .context = context,
 		.rcount = SIZE_MAX,
 	};
 
@@ -482,7 +489,7 @@ static ssize_t fdm_atomic_compwritev(struct fid_ep *ep, const struct fi_ioc *iov
 		.kind = FDM_AK_COMPARE, .src = iov, .nsrc = count, .cmp = comparev,
 		.ncmp = compare_count, .res = resultv, .nres = result_count,
 		.dest = dest, .addr = addr, .key = key, .dt = dt, .op = op,
-		.flags = fdm_ep_of(ep)->tx_op_flags, .context = context,
+		.flags = fdm_atomic_opflags(ep), .context = context,
 		.rcount = SIZE_MAX,
 	};
 
