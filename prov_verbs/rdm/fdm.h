@@ -32,6 +32,7 @@
 #include <fdv/fdv_lock.h>
 
 #include <fdm/fdm_ep.h>
+#include "fdm_atomic.h"
 #include "fdm_proto.h"
 
 #define FDM_PROV_NAME		"verbs;ofi_rxm"
@@ -66,6 +67,9 @@ struct fdm_domain {
 	uint32_t pool_size;		/* SRQ depth per endpoint */
 	struct fdm_node eps;		/* enabled endpoints (counter progress) */
 	size_t core_max_msg;		/* one verbs read at most */
+	/* the application's registrations by key (fdm_mr.c), under the lock */
+	struct fdm_mr **mr_tab;
+	size_t mr_nbuckets, mr_count;
 };
 
 /* ---- address vector ---- */
@@ -178,6 +182,14 @@ int fdm_wildcard(const void *addr);
 int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context);
 
+/* fdm_mr.c */
+extern struct fi_ops_mr fdm_mr_ops;
+/* Where [addr, addr + len) is, if key names a region of this domain that
+ * holds all of it and grants every bit of access; else NULL. */
+void *fdm_mr_target(struct fdm_domain *d, uint64_t key, uint64_t addr, size_t len,
+		    uint64_t access);
+void fdm_mr_table_free(struct fdm_domain *d);
+
 /* fdm_av.c */
 int fdm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		struct fid_av **av, void *context);
@@ -261,8 +273,16 @@ int fdm_is_tx(struct fdm_ep *ep, void *ctx);
 
 /* fdm_rma.c */
 extern struct fi_ops_rma fdm_rma_ops;
-extern struct fi_ops_atomic fdm_atomic_ops;
 void fdm_handle_rma_done(struct fdm_ep *ep, struct fdm_tx *tx, int err);
+/* Count, report (an error whatever the selective completion) and free an
+ * RMA or atomic request. */
+void fdm_rma_complete(struct fdm_ep *ep, struct fdm_tx *tx, uint64_t flags, int err);
 ssize_t fdm_rma_post(struct fdm_conn *c, struct fdm_tx *tx);
+/* What every RMA and atomic starts with: the domain lock, the connection
+ * to dest and a free request of kind (after one progress pass if none is
+ * free). 0 with the lock held and *conn, *txp set, or the error with the
+ * lock released. */
+int fdm_rma_begin(struct fdm_ep *ep, fi_addr_t dest, void *context, uint64_t flags,
+		  uint8_t kind, struct fdm_conn **conn, struct fdm_tx **txp);
 
 #endif /* FDM_H */

@@ -242,12 +242,12 @@ fail:
 static ssize_t fdm_conn_post(struct fdm_conn *c, struct fdm_tx *tx)
 {
 	struct fdm_ep *ep = c->ep;
-
 	ssize_t ret;
 
-	/* An RDMA read, write or atomic takes no pool buffer at the peer
+	/* An RDMA read or write takes no pool buffer at the peer
 	 * (fi_writedata's immediate does, but the peer cannot tell which
-	 * connection it came on: outside flow control). */
+	 * connection it came on: outside flow control); every message,
+	 * atomic requests and answers included, takes one. */
 	if (tx->kind == FDM_TX_RMA)
 		return fdm_rma_post(c, tx);
 	if (!c->tx_credits && !fdm_credit_refresh(c))
@@ -353,11 +353,13 @@ void fdm_conn_fail(struct fdm_conn *c, int err)
 		fdm_list_del(&tx->node);
 		fdm_handle_tx_done(ep, tx, err);
 	}
-	/* rendezvous sends whose data the peer will never read now */
+	/* rendezvous sends whose data the peer will never read now, atomics
+	 * whose answer will not come */
 	for (uint32_t i = 0; i < ep->ntx; i++) {
 		struct fdm_tx *tx = &ep->txs[i];
 
-		if (tx->in_use && tx->conn == c && tx->kind == FDM_TX_RNDV && tx->rts_done)
+		if (tx->in_use && tx->conn == c && tx->rts_done &&
+		    (tx->kind == FDM_TX_RNDV || tx->kind == FDM_TX_ATOMIC))
 			fdm_handle_tx_done(ep, tx, err);
 	}
 	fdm_rndv_fail_conn(ep, c, err);

@@ -1,8 +1,7 @@
 /* The RDM fabric and domain: wrappers of a verbs fabric and domain whose
- * ops open the layer's objects (AV, CQ, counters, RDM endpoints). Memory
- * registration is the verbs domain's own: a registration made here is a
- * verbs one, so fi_mr_desc and fi_mr_key work on it unchanged and the
- * layer's reads and writes can use it directly. */
+ * ops open the layer's objects (AV, CQ, counters, RDM endpoints, memory
+ * registrations: fdm_mr.c wraps verbs ones so that the target of an
+ * atomic knows its regions). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -125,52 +124,10 @@ static int fdm_domain_close(struct fid *fid)
 		return ret;
 	fi_freeinfo(d->info);
 	fi_freeinfo(d->core);
+	fdm_mr_table_free(d);
 	pthread_mutex_destroy(&d->mutex);
 	free(d);
 	return 0;
-}
-
-static int fdm_mr_reg(struct fid *fid, const void *buf, size_t len,
-		      uint64_t access, uint64_t offset, uint64_t requested_key,
-		      uint64_t flags, struct fid_mr **mr, void *context)
-{
-	struct fdm_domain *d = fdv_container_of(fid, struct fdm_domain, domain_fid.fid);
-
-	return fi_mr_reg(d->vdomain, buf, len, access, offset, requested_key,
-			 flags, mr, context);
-}
-
-static int fdm_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
-		       uint64_t access, uint64_t offset, uint64_t requested_key,
-		       uint64_t flags, struct fid_mr **mr, void *context)
-{
-	struct fdm_domain *d = fdv_container_of(fid, struct fdm_domain, domain_fid.fid);
-
-	return fi_mr_regv(d->vdomain, iov, count, access, offset, requested_key,
-			  flags, mr, context);
-}
-
-static int fdm_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
-			  uint64_t flags, struct fid_mr **mr)
-{
-	struct fdm_domain *d = fdv_container_of(fid, struct fdm_domain, domain_fid.fid);
-
-	return fi_mr_regattr(d->vdomain, attr, flags, mr);
-}
-
-static struct fi_ops_mr fdm_mr_ops = {
-	.size = sizeof(struct fi_ops_mr),
-	.reg = fdm_mr_reg,
-	.regv = fdm_mr_regv,
-	.regattr = fdm_mr_regattr,
-};
-
-static int fdm_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-			    enum fi_op op, struct fi_atomic_attr *attr, uint64_t flags)
-{
-	struct fdm_domain *d = fdv_container_of(domain, struct fdm_domain, domain_fid);
-
-	return fi_query_atomic(d->vdomain, datatype, op, attr, flags);
 }
 
 static int fdm_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
@@ -201,7 +158,7 @@ static struct fi_ops_domain fdm_domain_ops = {
 	.poll_open = fd_no_domain_poll_open,
 	.stx_ctx = fd_no_domain_stx_ctx,
 	.srx_ctx = fd_no_domain_srx_ctx,
-	.query_atomic = fdm_query_atomic,
+	.query_atomic = fdm_atomic_query,
 	.query_collective = fd_no_domain_query_collective,
 	.endpoint2 = fdm_domain_endpoint2,
 };

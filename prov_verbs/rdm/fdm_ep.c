@@ -151,6 +151,8 @@ void fdm_ep_progress(struct fdm_ep *ep)
 		fdm_conn_flush(ep);
 	if (!fdm_list_empty(&ep->rndv_active))
 		fdm_rndv_pump(ep);
+	if (fdv_unlikely(!fdm_list_empty(&ep->atomic_wait)))
+		fdm_atomic_pump(ep);
 }
 
 /* For counters (fdm_cntr), which call without the lock. A counter wait
@@ -467,6 +469,7 @@ static int fdm_ep_close(struct fid *fid)
 	fdm_ep_fast_update(ep);
 	fdm_conn_close_all(ep);
 	fdm_ep_drop_queues(ep);
+	fdm_atomic_drop(ep);
 	if (ep->tx_cq)
 		fdm_cq_del_ep(ep->tx_cq, ep);
 	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
@@ -669,6 +672,7 @@ int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	fdm_list_init(&ep->unexp_tag);
 	fdm_list_init(&ep->rndv_active);
 	fdm_list_init(&ep->flush);
+	fdm_list_init(&ep->atomic_wait);
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
 	ep->ep_fid.fid.ops = &fdm_ep_fi_ops;

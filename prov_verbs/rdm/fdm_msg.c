@@ -104,6 +104,9 @@ void fdm_handle_tx_done(struct fdm_ep *ep, struct fdm_tx *tx, int err)
 	case FDM_TX_RMA:
 		fdm_handle_rma_done(ep, tx, err);
 		return;
+	case FDM_TX_ATOMIC:
+		fdm_atomic_tx_done(ep, tx, err);
+		return;
 	default:
 		fdm_tx_put(ep, tx);
 		return;
@@ -657,6 +660,12 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 		break;
 	case FDM_OP_RMA_EVENT:
 		fdm_count(ep, h.tag == FDM_EV_WRITE ? FDM_CNTR_RWRITE : FDM_CNTR_RREAD, 0);
+		break;
+	case FDM_OP_ATOMIC_REQ:
+		fdm_atomic_handle_req(ep, conn, &h, rb->buf + FDM_HDR_LEN, h.size);
+		break;
+	case FDM_OP_ATOMIC_RESP:
+		fdm_atomic_handle_resp(ep, conn, &h, rb->buf + FDM_HDR_LEN, h.size);
 		break;
 	}
 	fdm_repost(ep, rb);

@@ -4,6 +4,7 @@
 
 #include <rdma/fi_errno.h>
 
+#include "fdm_atomic.h"
 #include "fdm_proto.h"
 
 static void put16(uint8_t *p, uint16_t v)
@@ -232,6 +233,13 @@ int fdm_hdr_decode(struct fdm_hdr *h, const uint8_t *in, size_t len,
 		    (h->tag != FDM_EV_WRITE && h->tag != FDM_EV_READ))
 			return -FI_EINVAL;
 		return 0;
+	case FDM_OP_ATOMIC_REQ:
+	case FDM_OP_ATOMIC_RESP:
+		/* a request has no data field; an answer's is its status */
+		if (h->size != len - FDM_HDR_LEN || h->size > eager_max || h->flags ||
+		    (h->op == FDM_OP_ATOMIC_REQ ? h->data != 0 : h->data > UINT32_MAX))
+			return -FI_EINVAL;
+		return 0;
 	default:
 		return -FI_EINVAL;
 	}
@@ -279,4 +287,41 @@ int fdm_rndv_decode(struct fdm_rndv_info *ri, const uint8_t *in, size_t len,
 		sum += ri->iov[i].len;
 	}
 	return sum == total ? 0 : -FI_EINVAL;
+}
+
+/* ---- atomic request ---- */
+
+void fdm_atomic_req_encode(uint8_t *out, const struct fdm_atomic_req *r)
+{
+	out[0] = r->kind;
+	out[1] = r->op;
+	out[2] = r->dt;
+	out[3] = 0;
+	put32(out + 4, r->count);
+	put64(out + 8, r->addr);
+	put64(out + 16, r->key);
+}
+
+int fdm_atomic_req_decode(struct fdm_atomic_req *r, uint8_t *in, size_t len)
+{
+	size_t n;
+
+	if (len < FDM_ATOMIC_DESC_LEN || in[3])
+		return -FI_EINVAL;
+	r->kind = in[0];
+	r->op = in[1];
+	r->dt = in[2];
+	r->count = get32(in + 4);
+	r->addr = get64(in + 8);
+	r->key = get64(in + 16);
+	if (!fdm_atomic_ok(r->kind, r->op, r->dt) || !r->count ||
+	    r->count > fdm_atomic_max_count(r->kind, r->dt))
+		return -FI_EINVAL;
+	/* no overflow: count is bounded by what fits a buffer */
+	n = (size_t)r->count * fdm_atomic_dt_size(r->dt);
+	r->operand = r->op == FI_ATOMIC_READ ? NULL : in + FDM_ATOMIC_DESC_LEN;
+	r->compare = r->kind == FDM_AK_COMPARE ? in + FDM_ATOMIC_DESC_LEN + n : NULL;
+	if (len != FDM_ATOMIC_DESC_LEN + (r->operand ? n : 0) + (r->compare ? n : 0))
+		return -FI_EINVAL;
+	return 0;
 }

@@ -83,4 +83,28 @@ size_t fdm_rndv_encode(uint8_t *out, const struct fdm_rndv_info *ri);
 int fdm_rndv_decode(struct fdm_rndv_info *ri, const uint8_t *in, size_t len,
 		    uint64_t total);
 
+/* The atomic request's payload (FDM_OP_ATOMIC_REQ): a 24-byte
+ * descriptor, then the operand (count elements; none for
+ * FI_ATOMIC_READ), then for the compare family the compare data. */
+#define FDM_ATOMIC_DESC_LEN	24u
+
+struct fdm_atomic_req {
+	uint8_t kind;		/* enum fdm_atomic_kind (fdm_atomic.h) */
+	uint8_t op;		/* enum fi_op */
+	uint8_t dt;		/* enum fi_datatype */
+	uint32_t count;		/* elements */
+	uint64_t addr;		/* the target's virtual address (FI_MR_VIRT_ADDR) */
+	uint64_t key;
+	/* decode: inside the message, in wire byte order */
+	uint8_t *operand;	/* NULL for FI_ATOMIC_READ */
+	uint8_t *compare;	/* FDM_AK_COMPARE only */
+};
+
+/* The descriptor; the caller puts the data behind it. */
+void fdm_atomic_req_encode(uint8_t *out, const struct fdm_atomic_req *r);
+/* Validate a request's payload of len bytes: kind, operation and datatype
+ * known and valid together, count within fdm_atomic_max_count, len exactly
+ * the descriptor and the data they imply; 0 or -FI_EINVAL. */
+int fdm_atomic_req_decode(struct fdm_atomic_req *r, uint8_t *in, size_t len);
+
 #endif /* FDM_PROTO_H */

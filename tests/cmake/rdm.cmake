@@ -24,6 +24,20 @@ if(FABRIC_DIRECT_RDM)
   set_tests_properties(test_rdm_proto PROPERTIES LABELS host TIMEOUT 120)
 endif()
 
+# host: the software atomics' validators, byte order and memory update
+# (fdm_atomic_apply.c, fdm_proto.c), when the layer is built
+if(FABRIC_DIRECT_RDM)
+  add_executable(test_rdm_atomic_wire ${CMAKE_CURRENT_SOURCE_DIR}/host/test_rdm_atomic_wire.c)
+  target_include_directories(test_rdm_atomic_wire PRIVATE ${FD_SRC}/prov_verbs/rdm
+                             ${FD_SRC}/prov_verbs/rdm/include ${FD_SRC}/prov_verbs/include
+                             ${FD_GEN_INCLUDE} ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_compile_definitions(test_rdm_atomic_wire PRIVATE _GNU_SOURCE)
+  target_link_libraries(test_rdm_atomic_wire PRIVATE fabric::fabric Threads::Threads)
+  target_compile_options(test_rdm_atomic_wire PRIVATE ${FD_WARNINGS})
+  add_test(NAME test_rdm_atomic_wire COMMAND test_rdm_atomic_wire)
+  set_tests_properties(test_rdm_atomic_wire PROPERTIES LABELS host TIMEOUT 60)
+endif()
+
 # ---- FI_EP_RDM device tests (tests/rdm) ----
 # Each test is built twice: against this library, and against Debian's
 # libfabric 1.17 (<name>_upstream, not registered: run by hand with
@@ -47,8 +61,8 @@ if(FABRIC_DIRECT_RDM_TESTS OR FABRIC_DIRECT_RDM_UPSTREAM)
   set(FD_RDM_BUILD ON)
 endif()
 
-set(FD_RDM_TESTS rdm_tagged rdm_av rdm_match rdm_peek rdm_large rdm_rma rdm_cntr rdm_threads
-                 rdm_simul rdm_deadpeer rdm_incast rdm_flow)
+set(FD_RDM_TESTS rdm_tagged rdm_av rdm_match rdm_peek rdm_large rdm_rma rdm_atomic rdm_cntr
+                 rdm_threads rdm_simul rdm_deadpeer rdm_incast rdm_flow)
 set(FD_RDM_DIR ${CMAKE_CURRENT_SOURCE_DIR}/rdm)
 foreach(t ${FD_RDM_TESTS})
   if(NOT FD_RDM_BUILD)

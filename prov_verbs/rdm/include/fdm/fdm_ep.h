@@ -29,7 +29,7 @@
 FDV_EXTERN_C_BEGIN
 
 /* Bumped whenever a structure of this file changes meaning. */
-#define FDM_ABI_VERSION		2u
+#define FDM_ABI_VERSION		3u
 
 #define FDM_PROTO_VERSION	2
 #define FDM_HDR_LEN		32u
@@ -107,33 +107,38 @@ enum fdm_op {
 	FDM_OP_RNDV_TAG = 4,
 	FDM_OP_RNDV_DONE = 5,
 	FDM_OP_RMA_EVENT = 6,	/* tag: FI_REMOTE_WRITE or FI_REMOTE_READ */
+	FDM_OP_ATOMIC_REQ = 7,	/* tag: request id; payload: fdm_atomic_req */
+	FDM_OP_ATOMIC_RESP = 8,	/* tag: request id; data: status; payload: fetched */
 };
 
 #define FDM_HF_DATA	0x1	/* remote CQ data present */
 
 /* ---- transmit requests ---- */
 enum fdm_rma_kind {
-	FDM_RMA_WRITE, FDM_RMA_READ, FDM_RMA_ATOMIC, FDM_RMA_FETCH, FDM_RMA_CSWAP,
+	FDM_RMA_WRITE, FDM_RMA_READ,
 };
 
 struct fdm_rma_op {
-	uint8_t op;			/* enum fdm_rma_kind */
+	uint8_t op;			/* enum fdm_rma_kind; atomics: fdm_atomic_kind */
 	bool bounce;			/* data goes through tx->buf */
 	size_t count;
 	struct iovec iov[FDM_IOV_LIMIT];
 	void *desc[FDM_IOV_LIMIT];
 	uint64_t raddr, rkey, data, flags;
+	/* atomics (software, at the target: fdm_atomic.c): iov/count
+	 * above are where the fetched values go */
 	enum fi_datatype dt;
 	enum fi_op aop;
 	size_t acount;			/* atomic elements */
-	void *result;			/* fetch: where the old value goes */
+	uint32_t status;		/* the target's answer: 0 or an FI_E* */
 };
 
 enum fdm_tx_kind {
 	FDM_TX_EAGER,		/* completes on the verbs send completion */
 	FDM_TX_RNDV,		/* completes on the peer's "rendezvous done" */
 	FDM_TX_CTRL,		/* layer's own message (done): no completion */
-	FDM_TX_RMA,		/* a read/write/atomic through the layer */
+	FDM_TX_RMA,		/* a verbs read or write for the application */
+	FDM_TX_ATOMIC,		/* an atomic request: completes on the peer's answer */
 };
 
 struct fdm_tx {
@@ -143,8 +148,8 @@ struct fdm_tx {
 	uint64_t cq_flags;		/* what its completion reports */
 	uint8_t kind;
 	bool report;			/* a CQ entry is wanted */
-	bool rts_done;			/* rendezvous: the RTS send completed */
-	bool done_rcvd;			/* rendezvous: the peer finished */
+	bool rts_done;			/* rendezvous, atomic: the request's send completed */
+	bool done_rcvd;			/* rendezvous, atomic: the peer answered */
 	bool in_use;
 	uint8_t cntr;			/* FDM_CNTR_* index to count into */
 	uint32_t idx;
@@ -298,6 +303,9 @@ struct fdm_ep {
 	struct fdm_node flush;		/* connections with postable pending */
 	struct fdm_node dom_node;	/* the domain's enabled endpoints */
 	bool rma_event;			/* FI_RMA_EVENT: tell targets of RMA */
+	/* atomic requests that arrived while no transmit request was free
+	 * for their answer, in arrival order (fdm_atomic.c) */
+	struct fdm_node atomic_wait;
 
 	/* Flow control: one 32-bit credit word per connection id, which
 	 * the peer of that connection writes (RDMA write, big endian) */
