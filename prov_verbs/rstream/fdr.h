@@ -28,6 +28,7 @@
 #include "fd_core.h"
 #include "fd_enosys.h"
 #include "fdv_layer.h"
+#include "fdr_lock.h"
 #include "fdr_proto.h"
 
 #define FDR_PROV_NAME		"verbs;rstream"
@@ -122,8 +123,9 @@ struct fdr_ep {
 
 	/* One lock for everything below: the transmit and receive paths
 	 * share the CQ, the credits and the state, and the CM translation
-	 * (run from the user's EQ reads) changes the state too. */
-	pthread_mutex_t lock;
+	 * (run from the user's EQ reads) changes the state too. Not a
+	 * pthread mutex: the data path takes it on every call (fdr_lock.h). */
+	fdr_lock_t lock;
 	struct fdr_domain *domain;
 	struct fi_info *info;		/* the user's, duplicated */
 	struct fdr_eq *ueq;		/* the user's EQ, once bound */

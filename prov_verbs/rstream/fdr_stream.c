@@ -3,9 +3,10 @@
  * orderly end (fi_shutdown). Creation, options, enabling and close are in
  * fdr_ep.c.
  *
- * Locking: one mutex per endpoint guards the rings, the flow state and the
- * internal objects, whose own data-path locks may be compiled out
- * (FDV_THREAD_SAFE 0): everything that touches them holds ep->lock. */
+ * Locking: one lock per endpoint (fdr_lock.h) guards the rings, the flow
+ * state and the internal objects, whose own data-path locks may be
+ * compiled out (FDV_THREAD_SAFE 0): everything that touches them holds
+ * ep->lock. */
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -553,7 +554,7 @@ static ssize_t fdr_stream_op(struct fid_ep *ep_fid, const struct iovec *iov,
 	if (total > SSIZE_MAX)
 		total = SSIZE_MAX;
 	ep = fdr_ep_of(ep_fid);
-	pthread_mutex_lock(&ep->lock);
+	fdr_lock(&ep->lock);
 	/* A few rounds at most: each arm that finds new completions
 	 * earns another look, but a caller that got nothing is told so
 	 * promptly; the wait fd is armed either way. */
@@ -572,7 +573,7 @@ static ssize_t fdr_stream_op(struct fid_ep *ep_fid, const struct iovec *iov,
 	else
 		ep->rx_waiting = ret == -FI_EAGAIN;
 	fdr_wait_update(ep);
-	pthread_mutex_unlock(&ep->lock);
+	fdr_unlock(&ep->lock);
 	return ret;
 }
 
@@ -608,10 +609,10 @@ static void fdr_wait_a_little(struct fdr_ep *ep, int ms)
 
 	if (fdr_arm(ep, true))
 		return;
-	pthread_mutex_unlock(&ep->lock);
+	fdr_unlock(&ep->lock);
 	if (poll(&pfd, 1, ms < 50 ? ms : 50) < 0 && errno != EINTR)
 		FD_DBG(FD_LOG_EP_DATA, "poll: %s", strerror(errno));
-	pthread_mutex_lock(&ep->lock);
+	fdr_lock(&ep->lock);
 }
 
 /* Our side of the stream ends: a FIN behind all data, once it has a
