@@ -33,7 +33,9 @@
 #include <rdma/fi_errno.h>
 
 #define API_VERSION FI_VERSION(1, 17)
-#define TIMEOUT_MS 10000
+/* How long a wait may take before the example gives up: generous, as
+ * the peer may still be starting up (loaded hosts, emulated devices). */
+#define TIMEOUT_MS 60000
 
 /* Every call is checked; the first failure ends the program with its
  * libfabric error text, which is what a user needs to see. */

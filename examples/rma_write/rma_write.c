@@ -40,7 +40,9 @@
 #include <rdma/fi_rma.h>
 
 #define API_VERSION FI_VERSION(1, 17)
-#define TIMEOUT_MS 10000
+/* How long a wait may take before the example gives up: generous, as
+ * the peer may still be starting up (loaded hosts, emulated devices). */
+#define TIMEOUT_MS 60000
 
 #define CHECK(call)							\
 	do {								\
