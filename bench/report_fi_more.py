@@ -22,7 +22,8 @@ MORE_VARIANTS = ["rawverbs", "direct", "off", "upstream"]
 BATCHES = (1, 16)
 BK_FUNCS = ["bk_post", "bk_post_batch", "bk_poll", "bk_poll_empty", "bk_nop"]
 CSV_KEYS = ["source", "batch", "messages", "doorbells", "post_instr", "reap_instr",
-            "msg_instr", "loop_instr", "wall_msg_per_s", "rnr_naks"]
+            "msg_instr", "loop_instr", "wall_messages", "wall_msg_per_s", "wall_side",
+            "rnr_naks"]
 
 
 def _client_counts(d):
@@ -66,23 +67,23 @@ def _instr(d, v, batch):
 
 
 def _wall_rate(path):
-    """msg/s from fd_pingpong's send_bw row, or ib_send_bw's MsgRate; None
-    when there is none (perftest prints 0.000000 Mpps when its clock
-    calibration failed under TCG: no measurement, not a rate of 0)."""
+    """(msg/s, messages) from fd_pingpong's send_bw row or ib_send_bw's
+    MsgRate; msg/s None when there is none (perftest prints 0.000000 Mpps
+    when its clock calibration failed under TCG: no measurement, not 0)."""
     try:
         with open(path, errors="replace") as f:
             lines = f.read().splitlines()
     except OSError:
-        return None
+        return None, None
     for line in lines:
         f = line.split()
         if f and f[0] == "send_bw" and len(f) > 12:
             u = float(f[10])                # usec/xfer: more digits than Mmsg/s
-            return 1e6 / u if u > 0 else None
+            return (1e6 / u if u > 0 else None), int(f[2])
         if len(f) >= 5 and f[0].isdigit() and f[1].isdigit() and re.match(r"^[\d.]+$", f[-1]):
             x = float(f[-1]) * 1e6          # bytes iters peak avg MsgRate[Mpps]
-            return x if x > 0 else None
-    return None
+            return (x if x > 0 else None), int(f[1])
+    return None, None
 
 
 def _rnr(path):
@@ -112,16 +113,23 @@ def load_more(d):
         for batch in BATCHES:
             base = os.path.join(d, "wall-%s-b%d" % (v, batch))
             ins = _instr(os.path.join(d, "cg", "%s-b%d" % (v, batch)), v, batch)
-            wall = _wall_rate(base + ".txt")
+            wall, wn = _wall_rate(base + ".txt")
             if ins or wall:
                 rows.append(dict(ins or {}, source=v, batch=batch, wall_msg_per_s=wall,
-                                 rnr_naks=_rnr(base + ".counters")))
+                                 wall_messages=wn, rnr_naks=_rnr(base + ".counters")))
     ns = sorted({int(m.group(1)) for p in glob.glob(os.path.join(d, "ib_send_bw-pl*-cg-*.cg"))
                  for m in [re.search(r"cg-(\d+)\.cg$", p)] if m})
     for pl in BATCHES:
         base = os.path.join(d, "ib_send_bw-pl%d-" % pl)
-        r = {"source": "ib_send_bw", "batch": pl, "wall_msg_per_s": _wall_rate(base + "wall.txt"),
-             "rnr_naks": _rnr(base + "wall.counters")}
+        wall, wn = _wall_rate(base + "wall.txt")
+        side = "client"
+        if wall is None:
+            # with --post_list the client has printed 0.000000 Mpps in
+            # every run here; the receiver's line times the same stream
+            wall, wn = _wall_rate(base + "wall.server")
+            side = "server" if wall else None
+        r = {"source": "ib_send_bw", "batch": pl, "wall_msg_per_s": wall, "wall_messages": wn,
+             "wall_side": side, "rnr_naks": _rnr(base + "wall.counters")}
         if len(ns) == 2:
             a = _dump_tag_total("%scg-%d.cg" % (base, ns[0]))[1]
             b = _dump_tag_total("%scg-%d.cg" % (base, ns[1]))[1]
@@ -142,19 +150,20 @@ def _f(x, prec=1):
     return "-" if x is None else "%.*f" % (prec, x)
 
 
-def more_lines(rows, messages=None):
+def more_lines(rows):
     """The FI_MORE table of report.txt."""
     if not rows:
         return []
-    n = messages or next((r["messages"] for r in rows if r.get("messages")), None)
-    lines = ["FI_MORE message rate (issue 15): 64 B send_bw, window 64, %s messages, one" %
-             (n if n else "N"),
-             "request per call (fi_send; raw verbs: one ibv_post_send each) against 16 per",
-             "doorbell (fi_sendmsg with FI_MORE on 15 of 16; raw verbs: one chained",
-             "ibv_post_send, what perftest's --post_list 16 does). post = user-space",
-             "instructions per message in the posting calls, reap = in reading its",
-             "completion (callgrind, client, brackets and empty polls taken out); msg/s =",
-             "wall clock of a plain run (TCG VM: noisy); RNR = RNR NAKs on rxe0 in it.", ""]
+    n = next((r["messages"] for r in rows if r.get("messages")), "-")
+    nw = next((r["wall_messages"] for r in rows if r.get("wall_messages")), "-")
+    lines = ["FI_MORE message rate (issue 15): 64 B send_bw, window 64, one request per",
+             "call (fi_send; raw verbs: one ibv_post_send each) against 16 per doorbell",
+             "(fi_sendmsg with FI_MORE on 15 of 16; raw verbs: one chained ibv_post_send,",
+             "what perftest's --post_list 16 does). post = user-space instructions per",
+             "message in the posting calls, reap = in reading its completion (callgrind,",
+             "client, %s messages; brackets and empty polls taken out); msg/s = wall" % n,
+             "clock of a plain run of %s messages (TCG VM: noisy); RNR = RNR NAKs on" % nw,
+             "rxe0 during that run.", ""]
     lines.append("%-30s %9s %9s %9s %9s %11s %5s" % (
         "variant", "post/msg", "reap/msg", "post+reap", "doorbells", "wall msg/s", "RNR"))
     for r in rows:
@@ -168,7 +177,7 @@ def more_lines(rows, messages=None):
         if r["source"] == "ib_send_bw":
             lines.append("%-30s %9s %9s %9s %9s %11s %5s" % (
                 _name(r), "", "", _f(r.get("loop_instr")) + ("*" if r.get("loop_instr") else ""),
-                "", _f(r["wall_msg_per_s"], 0),
+                "", _f(r["wall_msg_per_s"], 0) + ("r" if r["wall_side"] == "server" else ""),
                 "-" if r["rnr_naks"] is None else r["rnr_naks"]))
     if any(r.get("loop_instr") for r in rows):
         lines += ["* ib_send_bw: its whole client loop per message ((total at N2 - at N) /",
@@ -177,6 +186,9 @@ def more_lines(rows, messages=None):
         lines += ["ib_send_bw's instructions: not measured (BENCH_MORE_PERFTEST_CG=1 or --full;",
                   "its loop cannot be bracketed and is mostly empty polls). Its --post_list 16",
                   "posts the same chained ibv_post_send as rawverbs 16 per doorbell."]
+    if any(r.get("wall_side") == "server" for r in rows):
+        lines.append("r: the receiver's rate (the client printed 0 Mpps, as perftest does here "
+                     "with --post_list)")
     lines.append("")
     return lines
 
@@ -217,8 +229,9 @@ def target_lines(rows):
                    "direct 16 per doorbell %.0f vs %.0f msg/s (%.2fx)" % (w, w1, w / w1)
                    if ok is not None else ""))
     ok = w >= wpl if w and wpl else None
+    side = "; ib_send_bw's receiver" if _get(rows, "ib_send_bw", 16, "wall_side") == "server" else ""
     out.append(row("FI_MORE msg/s >= ib_send_bw --post_list 16 (wall)", ok,
-                   "direct %.0f vs %.0f msg/s (%.2fx)" % (w, wpl, w / wpl) if ok is not None
+                   "direct %.0f vs %.0f msg/s (%.2fx%s)" % (w, wpl, w / wpl, side) if ok is not None
                    else ("no ib_send_bw --post_list rate" if w else "")))
     return out
 
@@ -251,7 +264,7 @@ def plot(summary, rows, gp, terminal):
               "set title '64 B send, user-space instructions per message in the posting "
               "calls (callgrind)'", "set ylabel 'instructions'", "set yrange [0:*]",
               "set style data histogram", "set style histogram cluster gap 1",
-              "set style fill solid 0.8 border -1", "set key top left",
+              "set style fill solid 0.8 border -1", "set key below",
               "plot '%s' using 2:xtic(1) title 'one per call', '' using 3 title "
               "'16 per doorbell (FI_MORE; raw verbs: chained, = --post_list)'" % dat]
     gpf = os.path.join(summary, "plots-more.gp")
