@@ -200,7 +200,8 @@ static void bk_open_qp(struct bk *b)
 		bu_die("ibv_reg_mr: %s", strerror(errno));
 	snprintf(b->desc, sizeof(b->desc),
 		 "raw verbs, device %s, RC QP via rdma_cm, sq %u rq %u sge %u, "
-		 "inline %u (driver gave %u), signal every %u unsignaled",
+		 "inline %u (driver gave %u), signal every %u unsignaled, "
+		 "min_rnr_timer 12",
 		 ibv_get_device_name(b->id->verbs->device), b->o->sq_size,
 		 b->o->rq_size, b->o->sge, b->inline_size,
 		 attr.cap.max_inline_data, b->signal_every);
@@ -252,6 +253,24 @@ static void bk_recv_peer_info(struct bk *b)
 	if (ibv_post_recv(b->qp, &b->rwr, &bad))
 		bu_die("ibv_post_recv: %s", strerror(errno));
 	bk_prebuild(b);
+}
+
+/*
+ * rdma_cm moves the QP to RTR with a receiver-not-ready timer of 0, which
+ * the IB encoding reads as 655 ms: one RNR NAK (a send arriving before its
+ * receive is reposted) stalls the sender that long. The provider sets 12
+ * (0.64 ms, upstream's FI_VERBS_MIN_RNR_TIMER default) with an RTS -> RTS
+ * modify once connected; the reference does the same, or its message
+ * rates depend on how many RNR NAKs a run happens to get.
+ */
+static void bk_set_min_rnr_timer(struct bk *b)
+{
+	struct ibv_qp_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.min_rnr_timer = 12;
+	if (ibv_modify_qp(b->qp, &attr, IBV_QP_MIN_RNR_TIMER))
+		bu_die("ibv_modify_qp(min_rnr_timer): %s", strerror(errno));
 }
 
 static void bk_conn_param(struct bk *b, struct rdma_conn_param *cp,
@@ -326,6 +345,7 @@ int bk_accept(struct bk *b, struct bm_config *cfg)
 	if (rdma_accept(b->id, &cp))
 		bu_die("rdma_accept: %s", strerror(errno));
 	bk_expect_event(b, RDMA_CM_EVENT_ESTABLISHED, NULL);
+	bk_set_min_rnr_timer(b);
 	bk_recv_peer_info(b);
 	return 0;
 }
@@ -363,6 +383,7 @@ struct bk *bk_connect(const struct bm_opts *o, const struct bm_config *cfg)
 		bu_die("the server's accept carried no buffer information");
 	memcpy(&b->peer, ev->param.conn.private_data, sizeof(b->peer));
 	rdma_ack_cm_event(ev);
+	bk_set_min_rnr_timer(b);
 	bk_prebuild(b);	/* again, now that the peer's addresses are known */
 	bk_send_my_info(b);
 	return b;

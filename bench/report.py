@@ -5,7 +5,7 @@ CSV/JSON summaries and gnuplot PNGs.
     report.py OUT [--only latency|instructions] [--no-plots]
 
 Parts it reads (whatever exists): latency/, bw/, rstream/, tools/,
-callgrind/.
+callgrind/, setup/, ucx/, rscg/, rdm/, more/.
 
 OUT is the directory vm-session.sh wrote. Results go to OUT/summary/ and
 the tables to stdout (and OUT/summary/report.txt).
@@ -23,6 +23,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report_more  # noqa: E402  (setup, UCX, rstream vs rsockets)
+import report_fi_more  # noqa: E402  (FI_MORE message rate)
 
 VARIANTS = ["rawverbs", "direct", "off", "upstream"]
 TESTS = ["send", "inject", "write", "writedata", "read", "atomic"]
@@ -799,10 +800,13 @@ def main():
     report += report_more.rscg_lines(rc)
     rdm = report_more.load_rdm(a.out)
     report += report_more.rdm_lines(rdm)
+    more = report_fi_more.load_more(os.path.join(a.out, "more"))
+    report += report_fi_more.more_lines(more)
     if lat or bw or rs or ins:
         report += comparison_table(lat, bw, rs, tools, ins)
         report.append("")
-    report += report_more.targets_lines(rs, tools, ins, su, bw)
+    report += report_more.targets_lines(rs, tools, ins, su,
+                                        report_fi_more.target_lines(more) if more else None)
     report += report_more.rdm_targets_lines(rdm)
     with open(os.path.join(summary, "results.json"), "w") as f:
         json.dump({
@@ -823,22 +827,25 @@ def main():
                 "packets_per_transfer": [dict(source=k[0], bytes=k[1], **r)
                                          for k, r in sorted(rc["wire"].items())]},
             "rdm": rdm,
+            "more": more,
         }, f, indent=1)
     report_more.write_csvs(summary, su, ucx, rc)
     report_more.write_rdm_csv(summary, rdm)
+    report_fi_more.write_csv(summary, more)
     pngs = [] if a.no_plots else plots(summary, lat, tools, ins, bw, rs)
     gp = shutil.which("gnuplot")
     if gp and not a.no_plots:
         term = ("set terminal pngcairo size 1000,650 noenhanced" if has_cairo(gp)
                 else "set terminal png size 1000,650 noenhanced")
         pngs += report_more.plots(summary, su, gp, term)
+        pngs += report_fi_more.plot(summary, more, gp, term)
     text = "\n".join(report) + "\n"
     with open(os.path.join(summary, "report.txt"), "w") as f:
         f.write(text)
     sys.stdout.write(text)
     written = [n for n in ("report.txt", "latency.csv", "bandwidth.csv", "rstream.csv",
                            "instructions.csv", "setup.csv", "rstream-rsockets.csv",
-                           "results.json")
+                           "rdm.csv", "rdm-memory.csv", "more.csv", "results.json")
                if os.path.exists(os.path.join(summary, n))] + [os.path.basename(p) for p in pngs]
     print("written to %s: %s" % (summary, ", ".join(written)))
     return 0

@@ -7,12 +7,16 @@
 #
 # LIST: comma list of latency, bw, rstream, tools, callgrind, setup (time
 # to first message, memory per endpoint), ucx (ucx_perftest anchor), rscg
-# (rstream vs rsockets: instructions and packets per transfer); default all.
+# (rstream vs rsockets: instructions and packets per transfer), rdm (RDM
+# round trips and receiver memory), more (FI_MORE message rate:
+# bench/more-rate.sh into OUT/more); default all.
 # BENCH_LAT_SIZES, BENCH_LAT_ITERS, BENCH_LAT_WARMUP, BENCH_BW_SIZES,
 # BENCH_BW_ITERS, BENCH_BW_WINDOW, BENCH_RS_SIZES, BENCH_RS_ITERS,
 # BENCH_RS_COUNT, BENCH_RS_BW_ITERS, BENCH_TOOL_SIZES, BENCH_TOOL_ITERS,
-# BENCH_TOOL_BW_SIZES, BENCH_CG_ITERS override the defaults (e.g. a loaded
-# machine: BENCH_LAT_SIZES=1,16,256,4096,65536 BENCH_LAT_ITERS=300).
+# BENCH_TOOL_BW_SIZES, BENCH_CG_ITERS, BENCH_MORE_N, BENCH_MORE_N2,
+# BENCH_MORE_PERFTEST_CG (1: ib_send_bw under callgrind too) override
+# the defaults (e.g. a loaded machine: BENCH_LAT_SIZES=1,16,256,4096,65536
+# BENCH_LAT_ITERS=300).
 # Every benchmark process runs at nice 19 and the two sides of a ping-pong
 # are pinned to CPUs 0 and 1: on a 2-vCPU Soft-RoCE VM the rxe work runs in
 # kernel threads (softirq, workqueues) that must preempt the spinning pollers
@@ -24,7 +28,7 @@ DIRECT=${2:?direct build dir}
 OFF=${3:?off build dir}
 shift 3
 FULL=0
-PARTS=latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm
+PARTS=latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm,more
 while [ $# -gt 0 ]; do
 	case $1 in
 	--full) FULL=1 ;;
@@ -57,6 +61,9 @@ if [ "$FULL" = 1 ]; then
 	RS_BW_ITERS=10
 	TOOL_BW_SIZES="64 4096 65536 1048576"
 	CG_ITERS=200
+	MORE_N=1600
+	MORE_N2=3200
+	MORE_PERFTEST_CG=1
 else
 	# Sized for a 2-core machine running a TCG VM (everything 10-100x
 	# slower than native, 64 KiB messages at ~10-20 MB/s): six sizes, a
@@ -74,6 +81,13 @@ else
 	RS_BW_ITERS=4
 	TOOL_BW_SIZES="64 4096 65536"
 	CG_ITERS=50
+	# FI_MORE: instruction counts do not depend on N; the time is
+	# valgrind's start-up (8 runs, ~15-30 s each). ib_send_bw's loop
+	# under callgrind (4 more runs) only with --full: its figure is
+	# mostly empty polls, i.e. timing.
+	MORE_N=400
+	MORE_N2=800
+	MORE_PERFTEST_CG=0
 fi
 BW_WINDOW=${BENCH_BW_WINDOW:-64}
 CG_SIZES=64,4096	# one inline, one not
@@ -91,6 +105,9 @@ RS_COUNT=${BENCH_RS_COUNT:-$RS_COUNT}
 RS_BW_ITERS=${BENCH_RS_BW_ITERS:-$RS_BW_ITERS}
 TOOL_BW_SIZES=${BENCH_TOOL_BW_SIZES:-$TOOL_BW_SIZES}
 CG_ITERS=${BENCH_CG_ITERS:-$CG_ITERS}
+MORE_N=${BENCH_MORE_N:-$MORE_N}
+MORE_N2=${BENCH_MORE_N2:-$MORE_N2}
+MORE_PERFTEST_CG=${BENCH_MORE_PERFTEST_CG:-$MORE_PERFTEST_CG}
 
 declare -A BIN=(
 	[direct]=$DIRECT/bench/fd_pingpong
@@ -142,6 +159,9 @@ mkdir -p "$OUT"
 	echo "tool sizes $TOOL_SIZES iters $TOOL_ITERS; bw tool sizes $TOOL_BW_SIZES"
 	echo "perf: $(perf_state)"
 	echo "callgrind sizes $CG_SIZES iters $CG_ITERS"
+	echo "FI_MORE 64 B send_bw messages $MORE_N under callgrind," \
+		"${BENCH_MORE_WALL_N:-$((MORE_N * 10))} on the wall clock; ib_send_bw under callgrind:" \
+		"$([ "$MORE_PERFTEST_CG" = 1 ] && echo "$MORE_N and $MORE_N2" || echo no)"
 	echo "setup runs $SETUP_RUNS, endpoints $SETUP_EPS; ucx iters $UCX_ITERS; rscg sizes $RSCG_SIZES iters $RSCG_N1/$RSCG_N2"
 	echo "date $(date -u +%FT%TZ)"
 } > "$OUT/session.txt"
@@ -484,5 +504,17 @@ if has_part rdm; then
 		timeout 600 "${NICE[@]}" "$b" -b "$ADDR" -p 8,256 > "$OUT/rdm/mem-$v.txt" \
 			2> "$OUT/rdm/mem-$v.err" || say "rdm: fd_rdm_mem $v failed (see $OUT/rdm/mem-$v.err)"
 	done
+fi
+# ---------------------------------------------------------------------------
+# FI_MORE message rate (issue 15): 64 B send_bw, one request per call
+# against 16 per doorbell, for every variant under callgrind and on the
+# wall clock, beside ib_send_bw with and without --post_list 16
+# (bench/more-rate.sh; OUT/more).
+if has_part more; then
+	mkdir -p "$OUT/more"
+	say "more: FI_MORE message rate, $MORE_N messages"
+	BENCH_MORE_N=$MORE_N BENCH_MORE_N2=$MORE_N2 BENCH_MORE_PERFTEST_CG=$MORE_PERFTEST_CG \
+		timeout 1800 "$(dirname "${BASH_SOURCE[0]}")/more-rate.sh" "$OUT/more" "$DIRECT" "$OFF" \
+		> "$OUT/more/more-rate.log" 2>&1 || say "more: more-rate.sh failed (see $OUT/more/more-rate.log)"
 fi
 say "session done"
