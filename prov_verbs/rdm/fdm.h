@@ -218,6 +218,8 @@ void fdm_ep_progress(struct fdm_ep *ep);
 void fdm_ep_fast_update(struct fdm_ep *ep);
 void fdm_ep_progress_cb(void *arg);
 struct fdm_tx *fdm_tx_get(struct fdm_ep *ep);
+/* For the application's requests: NULL once only the reserve is left. */
+struct fdm_tx *fdm_tx_get_app(struct fdm_ep *ep);
 void fdm_tx_put(struct fdm_ep *ep, struct fdm_tx *tx);
 void fdm_count(struct fdm_ep *ep, uint8_t which, int err);
 

@@ -54,6 +54,11 @@ struct fdm_tx *fdm_tx_get(struct fdm_ep *ep)
 	return tx;
 }
 
+struct fdm_tx *fdm_tx_get_app(struct fdm_ep *ep)
+{
+	return ep->tx_nfree > ep->tx_reserve ? fdm_tx_get(ep) : NULL;
+}
+
 void fdm_tx_put(struct fdm_ep *ep, struct fdm_tx *tx)
 {
 	/* Only a rendezvous send or an RMA registers user buffers (and sets
@@ -288,6 +293,7 @@ static int fdm_ep_setup_region(struct fdm_ep *ep)
 		ep->tx_free[i] = ep->ntx - 1 - i;
 	}
 	ep->tx_nfree = ep->ntx;
+	ep->tx_reserve = ep->ntx / 4 < FDM_TX_RESERVE ? ep->ntx / 4 : FDM_TX_RESERVE;
 	for (uint32_t i = 0; i < ep->nrx; i++) {
 		fdm_list_init(&ep->rxs[i].node);
 		ep->rx_free[i] = ep->nrx - 1 - i;
@@ -570,7 +576,9 @@ static int fdm_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 
 static ssize_t fdm_ep_tx_size_left(struct fid_ep *ep_fid)
 {
-	return fdm_ep_of(ep_fid)->tx_nfree;
+	struct fdm_ep *ep = fdm_ep_of(ep_fid);
+
+	return ep->tx_nfree > ep->tx_reserve ? ep->tx_nfree - ep->tx_reserve : 0;
 }
 
 static ssize_t fdm_ep_rx_size_left(struct fid_ep *ep_fid)

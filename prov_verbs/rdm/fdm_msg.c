@@ -145,10 +145,10 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 		fdm_unlock(d);
 		return err;
 	}
-	tx = fdm_tx_get(ep);
+	tx = fdm_tx_get_app(ep);
 	if (fdv_unlikely(!tx)) {
 		fdm_ep_progress(ep);
-		tx = fdm_tx_get(ep);
+		tx = fdm_tx_get_app(ep);
 		if (!tx) {
 			fdm_unlock(d);
 			return -FI_EAGAIN;

@@ -92,20 +92,6 @@ void fdm_rma_complete(struct fdm_ep *ep, struct fdm_tx *tx, uint64_t flags, int 
 	fdm_tx_put(ep, tx);
 }
 
-/* An atomic waits for the peer's answer, and the peer's answer needs a
- * transmit request of the peer's: two endpoints whose requests all wait on
- * atomics to each other could answer neither. Atomics leave a quarter of
- * the requests (at most FDM_ATOMIC_RESERVE) to answers and the rest. */
-#define FDM_ATOMIC_RESERVE 32u
-
-static struct fdm_tx *fdm_rma_tx_get(struct fdm_ep *ep, uint8_t kind)
-{
-	uint32_t reserve = ep->ntx / 4 < FDM_ATOMIC_RESERVE ? ep->ntx / 4 : FDM_ATOMIC_RESERVE;
-
-	if (kind == FDM_TX_ATOMIC && ep->tx_nfree <= reserve)
-		return NULL;
-	return fdm_tx_get(ep);
-}
 
 int fdm_rma_begin(struct fdm_ep *ep, fi_addr_t dest, void *context, uint64_t flags,
 		  uint8_t kind, struct fdm_conn **conn, struct fdm_tx **txp)
@@ -124,10 +110,10 @@ int fdm_rma_begin(struct fdm_ep *ep, fi_addr_t dest, void *context, uint64_t fla
 		fdm_unlock(d);
 		return err;
 	}
-	tx = fdm_rma_tx_get(ep, kind);
+	tx = fdm_tx_get_app(ep);
 	if (!tx) {
 		fdm_ep_progress(ep);
-		tx = fdm_rma_tx_get(ep, kind);
+		tx = fdm_tx_get_app(ep);
 		if (!tx) {
 			fdm_unlock(d);
 			return -FI_EAGAIN;

@@ -13,7 +13,14 @@
  * Phase 2: NPEER more senders connect to the same receiver, so the later
  * connections get the smallest grants (down to one message), and each
  * sends PEER_MSGS messages while the receiver reads normally: each
- * grant's reports come back, nothing stalls, nothing is lost. */
+ * grant's reports come back, nothing stalls, nothing is lost.
+ *
+ * Phase 3: two endpoints each post rendezvous sends to the other until
+ * the call says -FI_EAGAIN, before either has posted a receive: every
+ * transmit request the application may take is then waiting for the
+ * peer's "done". When the receives come, both sides must still find
+ * room to answer (the layer keeps a reserve for its own messages), and
+ * every message arrives whole. */
 #include <errno.h>
 
 #include "rdmt.h"
@@ -27,6 +34,10 @@
 
 static uint8_t sbuf[NMSG][MSGLEN], rbuf[NMSG][MSGLEN];
 static struct fi_context sctx[NMSG], rctx[NMSG];
+#define XLEN		9000	/* over the eager limit: rendezvous */
+#define XMAX		300	/* more than any endpoint's transmit requests */
+static uint8_t xbuf[2][XMAX][XLEN], xrbuf[2][XMAX][XLEN];
+static struct fi_context xctx[2][XMAX], xrctx[2][XMAX];
 static uint8_t pbuf[NPEER][PEER_MSGS][PEER_LEN];
 static uint8_t prbuf[NPEER * PEER_MSGS][PEER_LEN];
 static struct fi_context pctx[NPEER][PEER_MSGS], prctx[NPEER * PEER_MSGS];
@@ -208,6 +219,78 @@ static void phase_many(struct rdmt_dom *dom, struct rdmt_ep *r)
 	rdmt_cq_close(pcq);
 }
 
+static void phase_crossed(struct rdmt_dom *dom)
+{
+	struct rdmt_ep e[2];
+	struct rdmt_comp c;
+	fi_addr_t to[2];
+	int posted[2] = { 0, 0 }, i, k;
+
+	rdmt_ep_open(dom, &e[0], NULL, FI_AV_TABLE);
+	rdmt_ep_open(dom, &e[1], NULL, FI_AV_TABLE);
+	to[0] = rdmt_insert(&e[0], &e[1]);
+	to[1] = rdmt_insert(&e[1], &e[0]);
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < XMAX; i++)
+			fdt_fill(xbuf[k][i], XLEN, (uint32_t)(50000 + k * 1000 + i));
+	/* both connections up first: one eager message each way */
+	for (k = 0; k < 2; k++) {
+		RDMT_POST(fi_trecv(e[1 - k].ep, xrbuf[1 - k][0], XLEN, NULL, FI_ADDR_UNSPEC,
+				   0, ~0ull, &xrctx[1 - k][0]));
+		RDMT_POST(fi_tsend(e[k].ep, xbuf[k][0], 64, NULL, to[k], 0, &xctx[k][0]));
+		rdmt_wait_ok(e[1 - k].cq, &c);
+		rdmt_wait_ok(e[k].cq, &c);
+	}
+	/* each fills its transmit requests with rendezvous sends */
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < XMAX; i++) {
+			ssize_t rc = fi_tsend(e[k].ep, xbuf[k][i], XLEN, NULL, to[k],
+					      (uint64_t)i, &xctx[k][i]);
+
+			if (rc == -FI_EAGAIN)
+				break;
+			FDT_ASSERT(rc == 0, "fi_tsend = %zd (%s)", rc, fi_strerror((int)-rc));
+		}
+		posted[k] = i;
+		FDT_ASSERT(posted[k] > 0 && posted[k] < XMAX,
+			   "endpoint %d took %d rendezvous sends without -FI_EAGAIN", k, i);
+	}
+	printf("crossed rendezvous: %d and %d sends each way before -FI_EAGAIN\n",
+	       posted[0], posted[1]);
+	/* now the receives: everything must come through */
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < posted[1 - k]; i++)
+			RDMT_POST(fi_trecv(e[k].ep, xrbuf[k][i], XLEN, NULL, FI_ADDR_UNSPEC,
+					   (uint64_t)i, 0, &xrctx[k][i]));
+	/* each endpoint: its own sends complete, the peer's all arrive */
+	for (k = 0; k < 2; k++) {
+		int sends = 0, recvs = 0;
+
+		while (sends < posted[k] || recvs < posted[1 - k]) {
+			int idx;
+
+			rdmt_wait_ok(e[k].cq, &c);
+			if (c.e.flags & FI_SEND) {
+				sends++;
+				continue;
+			}
+			idx = (int)((struct fi_context *)c.e.op_context - xrctx[k]);
+			FDT_ASSERT(idx >= 0 && idx < posted[1 - k] && c.e.len == XLEN &&
+				   c.e.tag == (uint64_t)idx &&
+				   fdt_check(xrbuf[k][idx], XLEN,
+					     (uint32_t)(50000 + (1 - k) * 1000 + idx)),
+				   "endpoint %d: rendezvous message %d wrong", k, idx);
+			recvs++;
+		}
+		FDT_ASSERT(sends == posted[k] && recvs == posted[1 - k],
+			   "endpoint %d: %d sends, %d receives", k, sends, recvs);
+	}
+	rdmt_quiet(e[0].cq, 100, "after the crossed rendezvous");
+	rdmt_quiet(e[1].cq, 100, "after the crossed rendezvous");
+	rdmt_ep_close(&e[0]);
+	rdmt_ep_close(&e[1]);
+}
+
 int main(void)
 {
 	struct fi_info *hints = rdmt_hints(FI_MSG | FI_TAGGED);
@@ -222,6 +305,7 @@ int main(void)
 	phase_stall(&dom, &r, dev);
 	phase_many(&dom, &r);
 	rdmt_ep_close(&r);
+	phase_crossed(&dom);
 	rdmt_dom_close(&dom);
 	return rdmt_pass("rdm_flow");
 }

@@ -29,7 +29,7 @@
 FDV_EXTERN_C_BEGIN
 
 /* Bumped whenever a structure of this file changes meaning. */
-#define FDM_ABI_VERSION		3u
+#define FDM_ABI_VERSION		4u
 
 #define FDM_PROTO_VERSION	2
 #define FDM_HDR_LEN		32u
@@ -39,8 +39,11 @@ FDV_EXTERN_C_BEGIN
 #define FDM_BUF_SIZE		8192u
 #define FDM_EAGER_MAX		(FDM_BUF_SIZE - FDM_HDR_LEN)
 /* Bounce buffers per endpoint (sends in flight or waiting for their
- * connection); fi_send answers -FI_EAGAIN when all are taken. */
+ * connection); fi_send answers -FI_EAGAIN when all the application may
+ * take are taken (a quarter, at most FDM_TX_RESERVE, stay for the
+ * layer's own messages). */
 #define FDM_DEF_TX_SIZE		256u
+#define FDM_TX_RESERVE		32u
 /* Receives the application may have posted at once. */
 #define FDM_DEF_RX_SIZE		1024u
 /* Eager pool (SRQ) depth at most; less if the device allows less. */
@@ -281,6 +284,12 @@ struct fdm_ep {
 	uint32_t ntx;
 	uint32_t *tx_free;		/* stack of free tx indexes */
 	uint32_t tx_nfree;
+	/* The application's requests leave this many free for the layer's
+	 * own messages (rendezvous done, RMA events, atomic answers): a
+	 * request of the peer's waits for one of those, so two endpoints
+	 * whose requests all wait on each other could otherwise finish
+	 * neither (fdm_tx_get_app). */
+	uint32_t tx_reserve;
 	struct fdm_rx *rxs;
 	uint32_t nrx;
 	uint32_t *rx_free;

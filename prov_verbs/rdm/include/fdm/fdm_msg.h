@@ -95,7 +95,7 @@ FDV_INLINE ssize_t fdm_send_inline(struct fid_ep *ep_fid, const void *buf,
 		goto slow;
 	c = ep->by_addr[dest];
 	/* no credit left: the library looks for more and queues if none */
-	if (fdv_unlikely(!c || !c->tx_vep || !c->tx_credits || !ep->tx_nfree))
+	if (fdv_unlikely(!c || !c->tx_vep || !c->tx_credits || ep->tx_nfree <= ep->tx_reserve))
 		goto slow;
 	if (fdv_unlikely(len > ((mode & FDM_SEND_INJECT) ? ep->inject_size : FDM_EAGER_MAX) ||
 			 (!buf && len)))
