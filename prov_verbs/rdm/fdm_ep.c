@@ -268,7 +268,14 @@ static int fdm_ep_setup_region(struct fdm_ep *ep)
 	int ret;
 
 	ep->nrxbufs = d->pool_size;
-	ep->ntx = (uint32_t)ep->info->tx_attr->size;
+	/* tx_attr->size is what the application may have outstanding: the
+	 * reserve for the layer's own messages comes on top of it */
+	ep->tx_reserve = (uint32_t)(ep->info->tx_attr->size / 4);
+	if (ep->tx_reserve > FDM_TX_RESERVE)
+		ep->tx_reserve = FDM_TX_RESERVE;
+	if (!ep->tx_reserve)
+		ep->tx_reserve = 1;
+	ep->ntx = (uint32_t)ep->info->tx_attr->size + ep->tx_reserve;
 	ep->nrx = (uint32_t)ep->info->rx_attr->size;
 	rx_bytes = (size_t)ep->nrxbufs * FDM_BUF_SIZE;
 	tx_bytes = (size_t)ep->ntx * FDM_BUF_SIZE;
@@ -293,7 +300,6 @@ static int fdm_ep_setup_region(struct fdm_ep *ep)
 		ep->tx_free[i] = ep->ntx - 1 - i;
 	}
 	ep->tx_nfree = ep->ntx;
-	ep->tx_reserve = ep->ntx / 4 < FDM_TX_RESERVE ? ep->ntx / 4 : FDM_TX_RESERVE;
 	for (uint32_t i = 0; i < ep->nrx; i++) {
 		fdm_list_init(&ep->rxs[i].node);
 		ep->rx_free[i] = ep->nrx - 1 - i;

@@ -38,11 +38,12 @@ FDV_EXTERN_C_BEGIN
 /* Eager pool buffer: header + payload. */
 #define FDM_BUF_SIZE		8192u
 #define FDM_EAGER_MAX		(FDM_BUF_SIZE - FDM_HDR_LEN)
-/* Bounce buffers per endpoint (sends in flight or waiting for their
- * connection); fi_send answers -FI_EAGAIN when all the application may
- * take are taken (a quarter, at most FDM_TX_RESERVE, stay for the
- * layer's own messages). */
-#define FDM_DEF_TX_SIZE		256u
+/* The application's transmit requests (tx_attr->size: sends in flight or
+ * waiting for their connection; fi_send answers -FI_EAGAIN beyond). Each
+ * endpoint allocates a bounce buffer for each and a reserve on top for
+ * the layer's own messages (a quarter, at least 1, at most
+ * FDM_TX_RESERVE): 224 + 32 = 256 buffers by default. */
+#define FDM_DEF_TX_SIZE		224u
 #define FDM_TX_RESERVE		32u
 /* Receives the application may have posted at once. */
 #define FDM_DEF_RX_SIZE		1024u
