@@ -61,6 +61,24 @@ static uint32_t fdm_credit_share(const struct fdm_ep *ep)
 	return share ? share : 1;
 }
 
+/* A report waits for send-queue room (owe) or went out (settle): the
+ * endpoint counts the connections waiting so progress looks only then. */
+static void fdm_credit_owe(struct fdm_conn *c)
+{
+	if (!c->credit_owed) {
+		c->credit_owed = true;
+		c->ep->credit_owed++;
+	}
+}
+
+static void fdm_credit_settle(struct fdm_conn *c)
+{
+	if (c->credit_owed) {
+		c->credit_owed = false;
+		c->ep->credit_owed--;
+	}
+}
+
 void fdm_credit_release(struct fdm_conn *c)
 {
 	struct fdm_ep *ep = c->ep;
@@ -70,10 +88,7 @@ void fdm_credit_release(struct fdm_conn *c)
 	c->tx_credits = 0;
 	c->peer_word = 0;
 	c->peer_word_key = 0;
-	if (c->credit_owed) {
-		c->credit_owed = false;
-		ep->credit_owed--;
-	}
+	fdm_credit_settle(c);
 }
 
 void fdm_credit_offer(struct fdm_conn *c, struct fdm_cm *cm)
@@ -133,17 +148,8 @@ bool fdm_credit_refresh(struct fdm_conn *c)
 	return c->tx_credits != 0;
 }
 
-static void fdm_credit_owe(struct fdm_conn *c)
-{
-	if (!c->credit_owed) {
-		c->credit_owed = true;
-		c->ep->credit_owed++;
-	}
-}
-
 static void fdm_credit_report(struct fdm_conn *c)
 {
-	struct fdm_ep *ep = c->ep;
 	uint32_t word = htonl(c->rx_freed);
 	ssize_t ret;
 
@@ -151,10 +157,7 @@ static void fdm_credit_report(struct fdm_conn *c)
 			      c->peer_word_key);
 	if (fdv_likely(!ret)) {
 		c->rx_reported = c->rx_freed;
-		if (c->credit_owed) {
-			c->credit_owed = false;
-			ep->credit_owed--;
-		}
+		fdm_credit_settle(c);
 		return;
 	}
 	if (ret == -FI_EAGAIN) {
