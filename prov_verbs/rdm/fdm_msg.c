@@ -460,9 +460,18 @@ void fdm_rndv_fail_conn(struct fdm_ep *ep, struct fdm_conn *c, int err)
 
 /* ---- receives ---- */
 
+/* A directed receive names its peer by any of the peer's AV entries: one
+ * process may be inserted more than once (Open MPI inserts a process again
+ * when it joins an intercommunicator, and then receives from the new
+ * fi_addr_t), while a connection reports the first entry as its source. */
 static bool fdm_src_ok(struct fdm_ep *ep, fi_addr_t want, struct fdm_conn *conn)
 {
-	return !ep->directed || want == FI_ADDR_UNSPEC || fdm_conn_src(conn) == want;
+	const struct fdm_name *name;
+
+	if (!ep->directed || want == FI_ADDR_UNSPEC || fdm_conn_src(conn) == want)
+		return true;
+	name = fdm_av_name(ep->av, want);
+	return name && fdm_name_eq(name, &conn->peer);
 }
 
 static struct fdm_rx *fdm_match_posted(struct fdm_ep *ep, bool tagged,
