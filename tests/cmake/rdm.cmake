@@ -99,6 +99,9 @@ if(MPI_C_FOUND)
   add_executable(mpi_rdm ${CMAKE_CURRENT_SOURCE_DIR}/consumers/mpi_rdm.c)
   target_link_libraries(mpi_rdm PRIVATE MPI::MPI_C)
   target_compile_options(mpi_rdm PRIVATE ${FD_WARNINGS})
+  add_executable(mpi_defects ${CMAKE_CURRENT_SOURCE_DIR}/consumers/mpi_defects.c)
+  target_link_libraries(mpi_defects PRIVATE MPI::MPI_C)
+  target_compile_options(mpi_defects PRIVATE ${FD_WARNINGS})
 endif()
 if(TARGET fabric-direct-libfabric AND FABRIC_DIRECT_RDM_TESTS)
   if(TARGET mpi_rdm)
@@ -106,6 +109,11 @@ if(TARGET fabric-direct-libfabric AND FABRIC_DIRECT_RDM_TESTS)
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/consumers/mpi_rdm.sh
                      $<TARGET_FILE_DIR:fabric-direct-libfabric> $<TARGET_FILE:mpi_rdm>)
     set_tests_properties(consumer_openmpi_rdm PROPERTIES SKIP_RETURN_CODE 77 LABELS device TIMEOUT 400)
+    # issue 21: intercommunicators and synchronous sends (hung before)
+    add_test(NAME consumer_openmpi_defects
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/consumers/mpi_defects.sh
+                     $<TARGET_FILE_DIR:fabric-direct-libfabric> $<TARGET_FILE:mpi_defects>)
+    set_tests_properties(consumer_openmpi_defects PROPERTIES SKIP_RETURN_CODE 77 LABELS device TIMEOUT 600)
   endif()
   add_test(NAME consumer_fi_pingpong_rdm
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/consumers/fi_pingpong_rdm.sh

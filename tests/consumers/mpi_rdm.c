@@ -16,15 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, nranks;
-
-#define FAIL(...)							\
-	do {								\
-		fprintf(stderr, "rank %d: ", rank);			\
-		fprintf(stderr, __VA_ARGS__);				\
-		fprintf(stderr, "\n");					\
-		MPI_Abort(MPI_COMM_WORLD, 1);				\
-	} while (0)
+#include "mpi_common.h"
 
 static void fill(uint8_t *p, size_t len, uint32_t seed)
 {
@@ -45,24 +37,6 @@ static void check(const uint8_t *p, size_t len, uint32_t seed, const char *what)
 		if (p[i] != (uint8_t)(x >> 16))
 			FAIL("%s: byte %zu of %zu wrong", what, i, len);
 	}
-}
-
-static void show_library(void)
-{
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *path = strchr(line, '/');
-
-		if (path && strstr(path, "libfabric.so")) {
-			printf("rank 0 mapped: %s", path);
-			break;
-		}
-	}
-	fclose(f);
 }
 
 static void pingpong(void)

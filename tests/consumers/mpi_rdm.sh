@@ -10,36 +10,12 @@
 set -uo pipefail
 libdir=${1:?usage: mpi_rdm.sh LIBDIR|system MPI_RDM_BINARY}
 bin=${2:?usage: mpi_rdm.sh LIBDIR|system MPI_RDM_BINARY}
-[ -n "${FD_RXE_ADDR0:-}" ] && [ -n "$(ls /sys/class/infiniband 2>/dev/null)" ] ||
-  { echo "SKIP: no verbs device (run under tests/rxe/run)"; exit 77; }
-command -v mpirun >/dev/null || { echo "FAIL: no mpirun (apt-get install openmpi-bin)"; exit 1; }
 [ -x "$bin" ] || { echo "FAIL: no $bin"; exit 1; }
+. "$(dirname "$0")/mpi_env.sh"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-envs=(-x FI_PROVIDER="verbs;ofi_rxm")
-if [ "$libdir" = system ]; then
-  envs+=(-x FI_UNIVERSE_SIZE="${FI_UNIVERSE_SIZE:-16}")
-  want_lib=/usr/lib/x86_64-linux-gnu/libfabric.so.1
-else
-  libdir=$(cd "$libdir" && pwd -P)
-  [ -e "$libdir/libfabric.so.1" ] || { echo "FAIL: no $libdir/libfabric.so.1"; exit 1; }
-  envs+=(-x LD_LIBRARY_PATH="$libdir")
-  want_lib=$libdir/libfabric.so
-fi
-[ -n "${FD_RXE_DEV0:-}" ] && envs+=(-x FI_VERBS_IFACE="${FD_RXE_NETDEV0:-}")
-
-# Open MPI needs a host name; the test VM has none ("(none)")
-if [ "${FD_RXE_MODE:-}" = vm ] && [ "$(hostname)" = "(none)" ]; then
-  hostname fdrxe-vm
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# no ssh, no shared memory or TCP BTLs for MPI traffic: pml cm carries
-# every point-to-point message through the mtl, i.e. libfabric
-timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
-  --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "verbs;ofi_rxm" \
-  --mca mtl_base_verbose 100 --mca btl self \
-  --mca plm_rsh_agent false --bind-to none \
+timeout 300 mpirun "${mpi_opts[@]}" -np 4 --mca mtl_base_verbose 100 \
   "${envs[@]}" "$bin" >"$log" 2>&1
 rc=$?
 cat "$log"
