@@ -43,13 +43,38 @@ static int fdm_fabric_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr
 	return fi_eq_open(f->vfabric, attr, eq, context);
 }
 
+/* An EQ of this fabric is the verbs fabric's own (fdm_fabric_eq_open), so
+ * verbs answers for it: 0 when nothing is queued or pending on its
+ * channel, and its FI_GETWAIT fd then turns readable on the next event.
+ * Answering -FI_EAGAIN for it too (as for everything before issue 21)
+ * left an EQ waiter nothing to block on. The layer's CQs have no wait
+ * object and its counters move only while something drives progress
+ * (manual): a waiter on those must keep reading, never "safe to wait". */
 static int fdm_fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 {
-	(void)fabric;
-	(void)fids;
-	(void)count;
-	/* Progress is manual: a waiter must keep reading. */
-	return -FI_EAGAIN;
+	struct fdm_fabric *f = fdv_container_of(fabric, struct fdm_fabric, fabric_fid);
+	int ret;
+
+	if (count < 0 || (count && !fids))
+		return -FI_EINVAL;
+	for (int i = 0; i < count; i++) {
+		if (!fids[i])
+			return -FI_EINVAL;
+		switch (fids[i]->fclass) {
+		case FI_CLASS_EQ:
+			ret = fi_trywait(f->vfabric, &fids[i], 1);
+			break;
+		case FI_CLASS_CQ:
+		case FI_CLASS_CNTR:
+			ret = -FI_EAGAIN;
+			break;
+		default:
+			return -FI_EINVAL;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static struct fi_ops fdm_fabric_fi_ops = {

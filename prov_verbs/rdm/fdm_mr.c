@@ -8,7 +8,17 @@
  * fi_mr_desc the verbs descriptor, which the layer and the direct build's
  * inline verbs calls use unchanged. The layer's own registrations (pool,
  * bounce buffers, buffers of a rendezvous) are made on the verbs domain
- * directly and are not in the table: no peer's atomic reaches them. */
+ * directly and are not in the table: no peer's atomic reaches them.
+ *
+ * Local access is always granted underneath. The domain has no
+ * FI_MR_LOCAL, so the local access bits an application passes mean
+ * nothing to it (fabtests registers the buffer it reads into with
+ * FI_REMOTE_READ alone), yet the layer uses any descriptor it is given
+ * for the device's local side: an RDMA read of more than a bounce buffer
+ * lands in the application's region, and so does a rendezvous receive.
+ * Without local write there the device refuses the write and the
+ * operation ends in FI_EACCES (issue 21). Only local rights are added:
+ * what peers may do stays exactly the access asked for. */
 #include <stdlib.h>
 
 #include "fd_core.h"
@@ -163,16 +173,31 @@ static int fdm_mr_wrap(struct fdm_domain *d, struct fid_mr *vmr, const struct io
 	return 0;
 }
 
+#define FDM_MR_LOCAL_ACCESS (FI_SEND | FI_RECV | FI_READ | FI_WRITE)
+
 static int fdm_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 			  uint64_t flags, struct fid_mr **mr)
 {
 	struct fdm_domain *d = fdv_container_of(fid, struct fdm_domain, domain_fid.fid);
+	struct fi_mr_attr local;
 	struct fid_mr *vmr;
 	int ret;
 
 	if (!attr || !mr)
 		return -FI_EINVAL;
-	ret = fi_mr_regattr(d->vdomain, attr, flags, &vmr);
+	/* field by field: an older program's fi_mr_attr ends before iface
+	 * (docs/dropin.md), and verbs reads nothing past context */
+	local = (struct fi_mr_attr){
+		.mr_iov = attr->mr_iov, .iov_count = attr->iov_count,
+		.access = attr->access | FDM_MR_LOCAL_ACCESS, .offset = attr->offset,
+		.requested_key = attr->requested_key, .context = attr->context,
+	};
+	ret = fi_mr_regattr(d->vdomain, &local, flags, &vmr);
+	/* Pages that cannot be written (read-only mappings) cannot take
+	 * local write either: registered as asked, they still serve as a
+	 * send's source or a peer's read target. */
+	if (ret && local.access != attr->access)
+		ret = fi_mr_regattr(d->vdomain, attr, flags, &vmr);
 	if (ret)
 		return ret;
 	return fdm_mr_wrap(d, vmr, attr->mr_iov, attr->iov_count, attr->access,

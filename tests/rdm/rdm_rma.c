@@ -3,7 +3,11 @@
  * CQ reports FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA with the data), fi_read,
  * fi_readv, fi_readmsg, a 4 MiB write and read; fi_atomic (FI_SUM),
  * fi_fetch_atomic and fi_compare_atomic (FI_CSWAP) on a uint64_t, with
- * the target's memory and the fetched values checked. */
+ * the target's memory and the fetched values checked; reads and a
+ * rendezvous receive into buffers that carry a descriptor of the
+ * application's registration, registered the way fabtests registers them
+ * (issue 21: fi_rma_bw -e rdm -o read failed from 64 KiB on with
+ * FI_EACCES). */
 #include "rdmt.h"
 
 #define REGION (8u << 20)
@@ -107,6 +111,95 @@ static void rma(void)
 	rdmt_quiet(B.cq, 50, "target CQ after RMA without data");
 }
 
+/* The domain has no FI_MR_LOCAL, so an application may register the
+ * buffer it reads into with remote access only and still hand its
+ * descriptor to fi_read: fabtests (fi_rma_bw -o read) registers its one
+ * buffer FI_REMOTE_READ, or FI_REMOTE_READ | FI_REMOTE_WRITE, and passes
+ * fi_mr_desc with every read. Up to the layer's bounce size (8 KiB) the
+ * descriptor goes unused; above it the read lands in the application's
+ * region directly, which must then take the device's writes. Each size
+ * is read with the descriptor and without, at an odd offset into the
+ * region, the bytes around it checked untouched. */
+#define DREG (2u << 20)
+#define DOFF 8u
+
+static void described_reads(void)
+{
+	static const size_t sizes[] = { 64, 4096, 8192, 8193, 65536, 100003, 1u << 20 };
+	static const uint64_t access[] = {
+		FI_REMOTE_READ,				/* fabtests, -o read */
+		FI_REMOTE_READ | FI_REMOTE_WRITE,	/* fabtests, older caps rule */
+		FI_SEND | FI_RECV | FI_REMOTE_READ,	/* fabtests with FI_MR_LOCAL hints */
+		FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
+	};
+	uint8_t *buf = malloc(DREG);
+	struct fi_context ctx;
+	struct fid_mr *mr;
+	uint32_t seed = 100;
+
+	FDT_ASSERT(buf, "out of memory");
+	for (size_t a = 0; a < sizeof(access) / sizeof(access[0]); a++) {
+		FDT_OK(fi_mr_reg(dom.domain, buf, DREG, access[a], 0, 0, 0, &mr, NULL));
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			for (int use_desc = 1; use_desc >= 0; use_desc--) {
+				size_t len = sizes[i];
+				struct rdmt_comp c;
+
+				seed++;
+				fdt_fill(target + 1000, len, seed);
+				memset(buf, 0xa5, DREG);
+				RDMT_POST(fi_read(A.ep, buf + DOFF, len,
+						  use_desc ? fi_mr_desc(mr) : NULL, a2b,
+						  raddr + 1000, rkey, &ctx));
+				rdmt_wait(A.cq, &c);
+				FDT_ASSERT(!c.err, "fi_read of %zu B into a region registered "
+					   "%#llx, %s descriptor: error %d (%s)", len,
+					   (unsigned long long)access[a],
+					   use_desc ? "with its" : "no", c.err,
+					   fi_strerror(c.err));
+				FDT_ASSERT(c.e.op_context == &ctx && (c.e.flags & FI_READ),
+					   "fi_read completion: context %p flags %#llx",
+					   c.e.op_context, (unsigned long long)c.e.flags);
+				FDT_ASSERT(fdt_check(buf + DOFF, len, seed),
+					   "fi_read of %zu B (access %#llx, desc %d): bytes",
+					   len, (unsigned long long)access[a], use_desc);
+				for (size_t k = 0; k < DOFF; k++)
+					FDT_ASSERT(buf[k] == 0xa5, "byte %zu before the read", k);
+				for (size_t k = DOFF + len; k < DOFF + len + 64; k++)
+					FDT_ASSERT(buf[k] == 0xa5, "byte %zu past the read", k);
+			}
+		}
+		FDT_OK(fi_close(&mr->fid));
+	}
+
+	/* The same rule for a receive: a rendezvous message (B reads it from
+	 * A) into a region B registered FI_REMOTE_READ only, its descriptor
+	 * given. */
+	FDT_OK(fi_mr_reg(dom.domain, buf, DREG, FI_REMOTE_READ, 0, 0, 0, &mr, NULL));
+	for (size_t i = 0; i < 2; i++) {
+		size_t len = i ? 100003 : 65536;
+		struct fi_context rctx;
+		struct rdmt_comp c;
+
+		seed++;
+		memset(buf, 0xa5, DREG);
+		fdt_fill(local, len, seed);
+		RDMT_POST(fi_trecv(B.ep, buf + DOFF, len, fi_mr_desc(mr), FI_ADDR_UNSPEC,
+				   0x21, 0, &rctx));
+		RDMT_POST(fi_tsend(A.ep, local, len, NULL, a2b, 0x21, &ctx));
+		wait_tx(&ctx, FI_TAGGED | FI_SEND);
+		rdmt_wait(B.cq, &c);
+		FDT_ASSERT(!c.err, "rendezvous receive of %zu B into a FI_REMOTE_READ region "
+			   "with its descriptor: error %d (%s)", len, c.err, fi_strerror(c.err));
+		rdmt_check_recv(&c, &rctx, FI_TAGGED | FI_RECV, len, 0x21);
+		FDT_ASSERT(fdt_check(buf + DOFF, len, seed), "received %zu B: bytes", len);
+		FDT_ASSERT(buf[DOFF - 1] == 0xa5 && buf[DOFF + len] == 0xa5,
+			   "bytes around the received message");
+	}
+	FDT_OK(fi_close(&mr->fid));
+	free(buf);
+}
+
 static void atomics(void)
 {
 	uint64_t *word = (uint64_t *)(void *)(target + 64);
@@ -171,6 +264,7 @@ int main(void)
 		(uint64_t)(uintptr_t)target : 0;
 
 	rma();
+	described_reads();
 	atomics();
 
 	FDT_OK(fi_close(&mr->fid));
