@@ -386,6 +386,22 @@ static int fd_check_domain(uint32_t version, const struct fi_info *prov,
 	return 0;
 }
 
+/* A tag format is a width, not a pattern (fi_endpoint(3)): leading zero
+ * bits are ignored bits, and the groups of ones and zeros after them only
+ * say how the application splits its tag into fields. So the bits that
+ * count are those from the highest set one down: FI_TAG_GENERIC
+ * (0xaaaa...) offers all 64 and serves any format, MPICH's
+ * 0x00e000007fffffff needs 56. */
+static int fd_tag_bits(uint64_t fmt)
+{
+	return fmt ? 64 - __builtin_clzll(fmt) : 0;
+}
+
+static int fd_tag_format_ok(uint64_t prov_fmt, uint64_t hint)
+{
+	return fd_tag_bits(hint) <= fd_tag_bits(prov_fmt);
+}
+
 static int fd_check_ep(const struct fi_info *prov, const struct fi_info *hints,
 		       const char **why)
 {
@@ -409,11 +425,15 @@ static int fd_check_ep(const struct fi_info *prov, const struct fi_info *hints,
 		  p->max_order_war_size);
 	CHECK_MAX("ep_attr->max_order_waw_size", h->max_order_waw_size,
 		  p->max_order_waw_size);
-	if (hints->caps & FI_TAGGED)
-		if (h->mem_tag_format & ~p->mem_tag_format)
+	if ((hints->caps & FI_TAGGED) || !hints->caps)
+		if (!fd_tag_format_ok(p->mem_tag_format, h->mem_tag_format))
 			return fd_reject(why, prov, "ep_attr->mem_tag_format",
-					 "0x%" PRIx64 " not within 0x%" PRIx64,
-					 h->mem_tag_format, p->mem_tag_format);
+					 "0x%" PRIx64 " needs %d tag bits, the "
+					 "provider's 0x%" PRIx64 " has %d",
+					 h->mem_tag_format,
+					 fd_tag_bits(h->mem_tag_format),
+					 p->mem_tag_format,
+					 fd_tag_bits(p->mem_tag_format));
 	CHECK_MAX("ep_attr->auth_key_size", h->auth_key_size,
 		  p->auth_key_size);
 
@@ -698,7 +718,9 @@ struct fi_info *fd_info_narrow(uint32_t version,
 		COPY_IF_SET(e->max_msg_size, h->max_msg_size);
 		COPY_IF_SET(e->tx_ctx_cnt, h->tx_ctx_cnt);
 		COPY_IF_SET(e->rx_ctx_cnt, h->rx_ctx_cnt);
-		if (hints->caps & FI_TAGGED)
+		/* the format asked for is the one the application gets back
+		 * (it fits: fd_tag_format_ok) */
+		if ((hints->caps & FI_TAGGED) || !hints->caps)
 			COPY_IF_SET(e->mem_tag_format, h->mem_tag_format);
 		if (h->auth_key && h->auth_key_size) {
 			uint8_t *key = malloc(h->auth_key_size);

@@ -173,6 +173,7 @@ int fdm_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);
 struct fi_info *fdm_core_hints(const struct fi_info *rdm);
+uint32_t fdm_core_version(uint32_t version);
 
 /* fdm_fabric.c / fdm_domain.c */
 int fdm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
@@ -266,6 +267,9 @@ void fdm_handle_remote_write(struct fdm_ep *ep, struct fdm_rxbuf *rb, uint64_t d
 void fdm_handle_tx_done(struct fdm_ep *ep, struct fdm_tx *tx, int err);
 void fdm_handle_rndv_read(struct fdm_ep *ep, struct fdm_rndv *rv, int err);
 void fdm_rndv_pump(struct fdm_ep *ep);
+/* FI_DELIVERY_COMPLETE: answer an FDM_HF_ACK message with its id; false
+ * if no transmit request is free (fdm_owe_ack queues it then). */
+bool fdm_send_ack(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t req_id);
 void fdm_repost(struct fdm_ep *ep, struct fdm_rxbuf *rb);
 void fdm_ep_drop_queues(struct fdm_ep *ep);
 ssize_t fdm_ep_cancel(fid_t fid, void *context);

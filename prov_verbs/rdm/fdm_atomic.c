@@ -194,11 +194,14 @@ void fdm_atomic_handle_resp(struct fdm_ep *ep, struct fdm_conn *conn,
 
 /* ---- target ---- */
 
-/* A request that found no transmit request free for its answer. */
+/* A request that found no transmit request free for its answer: an
+ * atomic request, or an FI_DELIVERY_COMPLETE message's acknowledgement
+ * (ack; no payload). One list keeps all answers owed in arrival order. */
 struct fdm_atomic_wait {
 	struct fdm_node node;
 	struct fdm_conn *conn;
 	uint64_t req_id;
+	bool ack;
 	size_t len;
 	uint8_t payload[];
 };
@@ -292,8 +295,29 @@ void fdm_atomic_handle_req(struct fdm_ep *ep, struct fdm_conn *conn,
 	}
 	w->conn = conn;
 	w->req_id = h->tag;
+	w->ack = false;
 	w->len = len;
 	memcpy(w->payload, payload, len);
+	fdm_list_add_tail(&ep->atomic_wait, &w->node);
+}
+
+void fdm_owe_ack(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t req_id)
+{
+	struct fdm_atomic_wait *w;
+
+	if (fdm_list_empty(&ep->atomic_wait) && fdm_send_ack(ep, conn, req_id))
+		return;
+	w = malloc(sizeof(*w));
+	if (!w) {
+		/* the sender would wait for ever: fail its connection */
+		FD_WARN(FD_LOG_EP_DATA, "out of memory: a delivery acknowledgement is lost");
+		fdm_conn_fail(conn, FI_ENOMEM);
+		return;
+	}
+	w->conn = conn;
+	w->req_id = req_id;
+	w->ack = true;
+	w->len = 0;
 	fdm_list_add_tail(&ep->atomic_wait, &w->node);
 }
 
@@ -304,10 +328,15 @@ void fdm_atomic_pump(struct fdm_ep *ep)
 						      struct fdm_atomic_wait, node);
 		struct fdm_atomic_req r;
 
-		/* validated on arrival; decoding again sets the pointers */
-		if (!fdm_atomic_req_decode(&r, w->payload, w->len) &&
-		    !fdm_atomic_answer(ep, w->conn, w->req_id, &r))
+		if (w->ack) {
+			if (!fdm_send_ack(ep, w->conn, w->req_id))
+				return;
+		} else if (!fdm_atomic_req_decode(&r, w->payload, w->len) &&
+			   !fdm_atomic_answer(ep, w->conn, w->req_id, &r)) {
+			/* validated on arrival; decoding again sets the
+			 * pointers */
 			return;
+		}
 		fdm_list_del(&w->node);
 		free(w);
 	}

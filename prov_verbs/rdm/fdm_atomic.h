@@ -62,6 +62,9 @@ void fdm_atomic_handle_req(struct fdm_ep *ep, struct fdm_conn *conn,
 void fdm_atomic_handle_resp(struct fdm_ep *ep, struct fdm_conn *conn,
 			    const struct fdm_hdr *h, uint8_t *payload, size_t len);
 /* Answer the requests that waited for a transmit request. */
+/* An FI_DELIVERY_COMPLETE acknowledgement owed: sent now, or queued with
+ * the atomic answers that wait for a transmit request, in arrival order. */
+void fdm_owe_ack(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t req_id);
 void fdm_atomic_pump(struct fdm_ep *ep);
 /* Endpoint close: forget the waiting requests. */
 void fdm_atomic_drop(struct fdm_ep *ep);

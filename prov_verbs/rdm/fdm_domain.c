@@ -225,8 +225,7 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		else if (sa->sa_family == AF_INET6)
 			((struct sockaddr_in6 *)hints->src_addr)->sin6_port = 0;
 	}
-	ret = fdv_getinfo(info->fabric_attr->api_version ? info->fabric_attr->api_version :
-			  FI_VERSION(1, 17), NULL, NULL, 0, hints, &core);
+	ret = fdv_getinfo(fdm_core_version(info->fabric_attr->api_version), NULL, NULL, 0, hints, &core);
 	if (!ret && fdm_wildcard(core->src_addr)) {
 		/* a wildcard source (a server given only a port): the
 		 * device's own address is what peers must be told */
@@ -235,8 +234,7 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		free(hints->src_addr);
 		hints->src_addr = NULL;
 		hints->src_addrlen = 0;
-		if (!fdv_getinfo(info->fabric_attr->api_version ? info->fabric_attr->api_version :
-				 FI_VERSION(1, 17), NULL, NULL, 0, hints, &named)) {
+		if (!fdv_getinfo(fdm_core_version(info->fabric_attr->api_version), NULL, NULL, 0, hints, &named)) {
 			fi_freeinfo(core);
 			core = named;
 		}

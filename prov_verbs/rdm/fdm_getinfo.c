@@ -26,7 +26,29 @@
 			 FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define FDM_CORE_MR	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
 			 FI_MR_PROV_KEY)
-/* Upstream's generic tag format: every bit usable. */
+/* What the layer's registrations are: virtual addresses, the device's
+ * keys, memory that must exist, which is exactly what the legacy
+ * FI_MR_BASIC stands for (so that value is served too; FI_MR_SCALABLE,
+ * offsets and keys the application picks, is not: verbs keys are the
+ * device's, and upstream's verbs;ofi_rxm does not offer it either). */
+#define FDM_MR_MODE	(FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
+/* Completion levels a send can ask for (fi_cq(3)): the verbs send
+ * completion of an RC connection is the peer's acknowledgement
+ * (transmit complete); FI_DELIVERY_COMPLETE makes an eager message wait
+ * for the receiver's "done" after it took the message in, and a
+ * rendezvous completes on that "done" anyway. */
+#define FDM_TX_OP_FLAGS	(FI_COMPLETION | FI_INJECT_COMPLETE | \
+			 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
+/* Every operation to a peer goes out on its one RC connection in the
+ * order it was submitted (one queue per connection, credits included):
+ * sends, RMA and atomic requests alike. No data ordering is promised
+ * beyond that (max_order_*_size 0): RMA is placed by the device, atomics
+ * by the target's software when it progresses. */
+#define FDM_MSG_ORDER	(FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | \
+			 FI_ORDER_WAR | FI_ORDER_WAW)
+/* Upstream's generic tag format: every bit usable. The core matches a
+ * format by its width, so any format the hints ask for is served and
+ * reported back (fd_match.c). */
 #define FDM_TAG_FORMAT	0xaaaaaaaaaaaaaaaaULL
 
 static int fdm_copy_addr(void **dst, size_t *dstlen, const void *src, size_t len)
@@ -74,6 +96,17 @@ nomem:
 	return NULL;
 }
 
+/* The API version the verbs entries underneath are asked with: the
+ * layer's own hints to verbs use the 1.5 mr_mode bits, which a pre-1.5
+ * request would refuse, while the RDM entry itself is matched and cut
+ * to the application's version. */
+uint32_t fdm_core_version(uint32_t version)
+{
+	if (!version || FI_VERSION_LT(version, FI_VERSION(1, 5)))
+		return FI_VERSION(1, 17);
+	return version;
+}
+
 /* The verbs info an RDM domain opens its objects with. */
 struct fi_info *fdm_core_hints(const struct fi_info *rdm)
 {
@@ -94,8 +127,8 @@ static int fdm_make_rdm(struct fi_info *fi)
 	fi->tx_attr->mode = 0;
 	/* the op_flags it honours (the matcher checks hints against them;
 	 * the entry handed out carries the hints' own) */
-	fi->tx_attr->op_flags = FI_COMPLETION | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE;
-	fi->tx_attr->msg_order = FI_ORDER_SAS;
+	fi->tx_attr->op_flags = FDM_TX_OP_FLAGS;
+	fi->tx_attr->msg_order = FDM_MSG_ORDER;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = FDM_EAGER_MAX;
 	fi->tx_attr->size = FDM_DEF_TX_SIZE;
@@ -105,7 +138,7 @@ static int fdm_make_rdm(struct fi_info *fi)
 	fi->rx_attr->caps = FDM_RX_CAPS;
 	fi->rx_attr->mode = 0;
 	fi->rx_attr->op_flags = FI_COMPLETION | FI_MULTI_RECV;
-	fi->rx_attr->msg_order = FI_ORDER_SAS;
+	fi->rx_attr->msg_order = FDM_MSG_ORDER;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->total_buffered_recv = 0;
 	fi->rx_attr->size = FDM_DEF_RX_SIZE;
@@ -133,8 +166,10 @@ static int fdm_make_rdm(struct fi_info *fi)
 	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = FI_AV_UNSPEC;
-	/* Sends copy or register for themselves: no FI_MR_LOCAL. */
-	fi->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	/* Sends copy or register for themselves: no FI_MR_LOCAL. The
+	 * legacy FI_MR_BASIC bit says the same to a pre-1.5 program (the
+	 * matcher answers it in kind). */
+	fi->domain_attr->mr_mode = FDM_MR_MODE | FI_MR_BASIC;
 	fi->domain_attr->mr_key_size = key_size;
 	/* Remote CQ data rides in the header (8 bytes), but an RMA write's
 	 * is the verbs immediate: 4 bytes is what every operation carries. */
@@ -217,7 +252,8 @@ int fdm_getinfo(uint32_t version, const char *node, const char *service,
 	core_hints = fdm_core_hints_of(hints);
 	if (!core_hints)
 		return -FI_ENOMEM;
-	ret = fdv_getinfo(version, node, service, flags, core_hints, &core);
+	ret = fdv_getinfo(fdm_core_version(version), node, service, flags, core_hints,
+			  &core);
 	fi_freeinfo(core_hints);
 	if (ret)
 		return ret;

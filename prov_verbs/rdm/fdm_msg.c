@@ -126,6 +126,11 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 	struct fdm_tx *tx;
 	size_t len;
 	int err = 0;
+	/* FI_DELIVERY_COMPLETE: an eager message waits for the receiver's
+	 * "done" (FDM_HF_ACK); a rendezvous does anyway. An inject reports
+	 * no completion, so it has nothing to wait for. */
+	bool ack = (flags & (FI_DELIVERY_COMPLETE | FI_INJECT)) == FI_DELIVERY_COMPLETE;
+	size_t eager_max = ack ? FDM_EAGER_MAX - FDM_ACK_ID_LEN : FDM_EAGER_MAX;
 
 	(void)desc;
 	if (fdv_unlikely(count > FDM_IOV_LIMIT || (count && !iov)))
@@ -162,18 +167,25 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 	tx->len = len;
 	h.flags = (flags & FI_REMOTE_CQ_DATA) ? FDM_HF_DATA : 0;
 	h.size = len;
-	if (len <= FDM_EAGER_MAX) {
+	if (len <= eager_max) {
 		uint8_t *p = tx->buf + FDM_HDR_LEN;
 
 		h.op = tagged ? FDM_OP_EAGER_TAG : FDM_OP_EAGER_MSG;
+		if (ack) {
+			h.flags |= FDM_HF_ACK;
+			h.ack_id = (uint64_t)tx->gen << 32 | tx->idx;
+			p += FDM_ACK_ID_LEN;
+		}
 		fdm_hdr_encode(tx->buf, &h);
 		for (size_t i = 0; i < count; i++) {
 			if (iov[i].iov_len)
 				memcpy(p, iov[i].iov_base, iov[i].iov_len);
 			p += iov[i].iov_len;
 		}
-		tx->kind = FDM_TX_EAGER;
-		tx->wire_len = (uint32_t)(FDM_HDR_LEN + len);
+		/* with the ack: complete on the send completion and the
+		 * "done" both, as a rendezvous does */
+		tx->kind = ack ? FDM_TX_RNDV : FDM_TX_EAGER;
+		tx->wire_len = (uint32_t)(p - tx->buf);
 	} else {
 		struct fdm_rndv_info ri;
 		uint32_t n = 0;
@@ -362,6 +374,28 @@ static bool fdm_send_done(struct fdm_ep *ep, struct fdm_rndv *rv)
 	tx->kind = FDM_TX_CTRL;
 	tx->wire_len = FDM_HDR_LEN;
 	fdm_conn_submit(rv->conn, tx);
+	return true;
+}
+
+/* Tell an FI_DELIVERY_COMPLETE sender its eager message was taken in:
+ * the rendezvous "done" with the id it sent. false: no transmit request
+ * free (fdm_owe_ack keeps it for later). */
+bool fdm_send_ack(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t req_id)
+{
+	struct fdm_hdr h = { .op = FDM_OP_RNDV_DONE, .tag = req_id };
+	struct fdm_tx *tx;
+
+	/* a connection that broke since: the sender's operation fails with
+	 * it, and a new connection must not be made for the answer */
+	if (conn->state != FDM_C_CONNECTED && conn->state != FDM_C_ACCEPTING)
+		return true;
+	tx = fdm_tx_get(ep);
+	if (!tx)
+		return false;
+	fdm_hdr_encode(tx->buf, &h);
+	tx->kind = FDM_TX_CTRL;
+	tx->wire_len = FDM_HDR_LEN;
+	fdm_conn_submit(conn, tx);
 	return true;
 }
 
@@ -587,7 +621,10 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 	}
 	switch (h.op) {
 	case FDM_OP_EAGER_MSG:
-	case FDM_OP_EAGER_TAG:
+	case FDM_OP_EAGER_TAG: {
+		const uint8_t *payload = rb->buf + FDM_HDR_LEN +
+			((h.flags & FDM_HF_ACK) ? FDM_ACK_ID_LEN : 0);
+
 		tagged = h.op == FDM_OP_EAGER_TAG;
 		flags = (tagged ? FI_TAGGED : FI_MSG) | FI_RECV |
 			((h.flags & FDM_HF_DATA) ? FI_REMOTE_CQ_DATA : 0);
@@ -599,7 +636,7 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 
 			if (used_up)
 				fdm_list_del(&rx->node);
-			fdm_scatter(sl.iov, sl.count, rb->buf + FDM_HDR_LEN, h.size);
+			fdm_scatter(sl.iov, sl.count, payload, h.size);
 			fdm_complete_recv(ep, rx->context, rx->op_flags, flags | sl.flags,
 					  h.size, cap, tagged ? h.tag : 0, h.data, conn,
 					  sl.buf, 0);
@@ -611,6 +648,10 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 			if (!u || (h.size && !(u->payload = malloc(h.size)))) {
 				FD_WARN(FD_LOG_EP_DATA, "out of memory: a message is lost");
 				free(u);
+				/* a sender waiting for delivery must hear of it:
+				 * its operations on this connection fail */
+				if (h.flags & FDM_HF_ACK)
+					fdm_conn_fail(conn, FI_ENOMEM);
 				break;
 			}
 			u->conn = conn;
@@ -618,10 +659,15 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 			u->data = h.data;
 			u->flags = h.flags;
 			u->len = h.size;
-			memcpy(u->payload, rb->buf + FDM_HDR_LEN, h.size);
+			memcpy(u->payload, payload, h.size);
 			fdm_list_add_tail(tagged ? &ep->unexp_tag : &ep->unexp_msg, &u->node);
 		}
+		/* delivered: in the receive's buffer, or buffered here until
+		 * one is posted (fi_cq(3)'s FI_DELIVERY_COMPLETE) */
+		if (h.flags & FDM_HF_ACK)
+			fdm_owe_ack(ep, conn, h.ack_id);
 		break;
+	}
 	case FDM_OP_RNDV_MSG:
 	case FDM_OP_RNDV_TAG: {
 		struct fdm_rndv_info ri;

@@ -194,6 +194,8 @@ void fdm_hdr_encode(uint8_t *out, const struct fdm_hdr *h)
 	put64(out + 8, h->tag);
 	put64(out + 16, h->data);
 	put64(out + 24, h->size);
+	if (h->flags & FDM_HF_ACK)
+		put64(out + FDM_HDR_LEN, h->ack_id);
 }
 
 void fdm_hdr_set_conn(uint8_t *hdr, uint32_t conn_id)
@@ -205,7 +207,7 @@ int fdm_hdr_decode(struct fdm_hdr *h, const uint8_t *in, size_t len,
 		   size_t eager_max)
 {
 	if (len < FDM_HDR_LEN || in[0] != FDM_PROTO_VERSION || in[3] ||
-	    (in[2] & ~FDM_HF_DATA))
+	    (in[2] & ~(FDM_HF_DATA | FDM_HF_ACK)))
 		return -FI_EINVAL;
 	h->op = in[1];
 	h->flags = in[2];
@@ -213,15 +215,31 @@ int fdm_hdr_decode(struct fdm_hdr *h, const uint8_t *in, size_t len,
 	h->tag = get64(in + 8);
 	h->data = get64(in + 16);
 	h->size = get64(in + 24);
+	h->ack_id = 0;
+	/* only an eager message asks for an acknowledgement */
+	if ((h->flags & FDM_HF_ACK) && h->op != FDM_OP_EAGER_MSG &&
+	    h->op != FDM_OP_EAGER_TAG)
+		return -FI_EINVAL;
 	switch (h->op) {
 	case FDM_OP_EAGER_MSG:
 	case FDM_OP_EAGER_TAG:
+		if (h->flags & FDM_HF_ACK) {
+			if (len < FDM_HDR_LEN + FDM_ACK_ID_LEN ||
+			    h->size != len - FDM_HDR_LEN - FDM_ACK_ID_LEN ||
+			    h->size > eager_max - FDM_ACK_ID_LEN)
+				return -FI_EINVAL;
+			h->ack_id = get64(in + FDM_HDR_LEN);
+			return 0;
+		}
 		if (h->size != len - FDM_HDR_LEN || h->size > eager_max)
 			return -FI_EINVAL;
 		return 0;
 	case FDM_OP_RNDV_MSG:
 	case FDM_OP_RNDV_TAG:
-		if (h->size <= eager_max)
+		/* over what an eager message with an acknowledgement holds
+		 * (FI_DELIVERY_COMPLETE sends the last 8 bytes' worth below
+		 * the eager limit by rendezvous) */
+		if (h->size <= eager_max - FDM_ACK_ID_LEN)
 			return -FI_EINVAL;
 		return 0;
 	case FDM_OP_RNDV_DONE:

@@ -55,8 +55,11 @@ struct fdm_hdr {
 	uint64_t tag;
 	uint64_t data;
 	uint64_t size;
+	uint64_t ack_id;	/* FDM_HF_ACK: after the header, on the wire */
 };
 
+/* Writes the header, and with FDM_HF_ACK the request id behind it
+ * (FDM_HDR_LEN + FDM_ACK_ID_LEN bytes then). */
 void fdm_hdr_encode(uint8_t *out, const struct fdm_hdr *h);
 /* The connection id is known only once the connection is up: it is
  * written into an encoded header when the message is posted. */

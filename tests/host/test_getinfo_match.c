@@ -315,6 +315,60 @@ static void test_check_ep_tx_rx(void)
 	tmpl->mode = FI_RX_CQ_DATA;
 }
 
+
+/* mem_tag_format is a width (fi_endpoint(3)): a provider offering all 64
+ * bits (FI_TAG_GENERIC, as the RDM layer and upstream's rxm say) serves
+ * any format, and the entry reports the format the hints asked for.
+ * MPICH 4.0's ch4:ofi asks 0x00e000007fffffff (protocol bits 53-55,
+ * tag bits 0-30); the bit-pattern check refused it against 0xaaaa... */
+static void test_tag_format(void)
+{
+	static const uint64_t asks[] = {
+		0x00e000007fffffffULL, ~0ULL, 0, 0xaaaaaaaaaaaaaaaaULL,
+		0x5555555555555555ULL, 1,
+	};
+	struct fi_info *saved = tmpl, *t = fi_dupinfo(saved);
+
+	t->caps |= FI_TAGGED;
+	t->ep_attr->type = FI_EP_RDM;
+	t->ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaULL;
+	tmpl = t;
+	for (size_t i = 0; i < sizeof(asks) / sizeof(asks[0]); i++) {
+		for (int wild = 0; wild < 2; wild++) {
+			struct fi_info *h = good_hints(), *fi;
+
+			/* FI_TAGGED asked, or every cap (caps 0) */
+			h->caps = wild ? 0 : FI_TAGGED | FI_MSG | FI_RMA;
+			h->ep_attr->type = FI_EP_RDM;
+			h->ep_attr->mem_tag_format = asks[i];
+			expect_ok(V117, h, __LINE__);
+			fi = fd_info_narrow(V117, tmpl, h);
+			CHECK(fi && fi->ep_attr->mem_tag_format ==
+			      (asks[i] ? asks[i] : 0xaaaaaaaaaaaaaaaaULL),
+			      "format 0x%llx (caps %d) reported as 0x%llx",
+			      (unsigned long long)asks[i], wild,
+			      fi ? (unsigned long long)fi->ep_attr->mem_tag_format : 0ULL);
+			fi_freeinfo(fi);
+			fi_freeinfo(h);
+		}
+	}
+	/* A provider with fewer bits: a width, whatever the pattern. */
+	t->ep_attr->mem_tag_format = 0x0000ffff0000ffffULL;	/* 48 bits */
+	WITH((h->caps = FI_TAGGED, h->ep_attr->type = FI_EP_RDM,
+	      h->ep_attr->mem_tag_format = 0x0000ff00ff00ff00ULL), OK(h));
+	WITH((h->caps = FI_TAGGED, h->ep_attr->type = FI_EP_RDM,
+	      h->ep_attr->mem_tag_format = 0x00e000007fffffffULL),
+	     NO(h, "ep_attr->mem_tag_format"));
+	WITH((h->caps = 0, h->ep_attr->type = FI_EP_RDM,
+	      h->ep_attr->mem_tag_format = 1ULL << 48),
+	     NO(h, "ep_attr->mem_tag_format"));
+	/* Not tagged: the format is not looked at. */
+	WITH((h->caps = FI_MSG, h->ep_attr->type = FI_EP_RDM,
+	      h->ep_attr->mem_tag_format = 1ULL << 48), OK(h));
+	tmpl = saved;
+	fi_freeinfo(t);
+}
+
 /* ------------------------------------------------------------------------
  * Narrowing
  * ---------------------------------------------------------------------- */
@@ -477,6 +531,7 @@ int main(void)
 	test_check_fabric_domain();
 	test_check_mr_mode();
 	test_check_ep_tx_rx();
+	test_tag_format();
 	test_narrow_no_hints();
 	test_narrow_caps();
 	test_narrow_modes();

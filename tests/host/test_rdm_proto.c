@@ -151,10 +151,55 @@ static void test_hdr(void)
 	h = (struct fdm_hdr){ .op = FDM_OP_RMA_EVENT, .tag = 3 };
 	fdm_hdr_encode(buf, &h);
 	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN, FDM_EAGER_MAX), -FI_EINVAL);
-	/* a rendezvous must be over the eager limit */
-	h = (struct fdm_hdr){ .op = FDM_OP_RNDV_MSG, .size = FDM_EAGER_MAX };
+	/* a rendezvous must be over the eager limit (less the 8 bytes an
+	 * acknowledged eager message gives to its id) */
+	h = (struct fdm_hdr){ .op = FDM_OP_RNDV_MSG, .size = FDM_EAGER_MAX - FDM_ACK_ID_LEN };
 	fdm_hdr_encode(buf, &h);
 	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN + 40, FDM_EAGER_MAX), -FI_EINVAL);
+	h.size++;
+	fdm_hdr_encode(buf, &h);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN + 40, FDM_EAGER_MAX), 0);
+}
+
+/* FI_DELIVERY_COMPLETE's eager form: the request id between header and
+ * payload, the payload length without it, the room 8 bytes less. */
+static void test_hdr_ack(void)
+{
+	uint8_t buf[FDM_HDR_LEN + FDM_ACK_ID_LEN + 100];
+	struct fdm_hdr h = { .op = FDM_OP_EAGER_MSG, .flags = FDM_HF_ACK | FDM_HF_DATA,
+			     .conn_id = 3, .tag = 0, .data = 7, .size = 100,
+			     .ack_id = 0x0000000500000002ull }, o;
+
+	fdm_hdr_encode(buf, &h);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, sizeof(buf), FDM_EAGER_MAX), 0);
+	CHECK(o.ack_id == h.ack_id && o.size == 100 && o.data == 7 &&
+	      o.flags == (FDM_HF_ACK | FDM_HF_DATA), "ack fields");
+	/* the id counts in the length, not in the payload */
+	CHECK_EQ(fdm_hdr_decode(&o, buf, sizeof(buf) - 1, FDM_EAGER_MAX), -FI_EINVAL);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN + 100, FDM_EAGER_MAX), -FI_EINVAL);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN + 4, FDM_EAGER_MAX), -FI_EINVAL);
+	/* no room for the id on top of a full payload */
+	CHECK_EQ(fdm_hdr_decode(&o, buf, sizeof(buf), 100 + FDM_ACK_ID_LEN - 1), -FI_EINVAL);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, sizeof(buf), 100 + FDM_ACK_ID_LEN), 0);
+	/* zero bytes with an ack: the id alone */
+	h.size = 0;
+	fdm_hdr_encode(buf, &h);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN + FDM_ACK_ID_LEN, FDM_EAGER_MAX), 0);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN, FDM_EAGER_MAX), -FI_EINVAL);
+	/* no other op carries the flag */
+	h = (struct fdm_hdr){ .op = FDM_OP_RNDV_DONE, .flags = FDM_HF_ACK, .tag = 1 };
+	fdm_hdr_encode(buf, &h);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN + FDM_ACK_ID_LEN, FDM_EAGER_MAX),
+		 -FI_EINVAL);
+	h = (struct fdm_hdr){ .op = FDM_OP_RNDV_TAG, .flags = FDM_HF_ACK,
+			      .size = FDM_EAGER_MAX + 1 };
+	fdm_hdr_encode(buf, &h);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN + FDM_ACK_ID_LEN, FDM_EAGER_MAX),
+		 -FI_EINVAL);
+	h = (struct fdm_hdr){ .op = FDM_OP_ATOMIC_REQ, .flags = FDM_HF_ACK };
+	fdm_hdr_encode(buf, &h);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN + FDM_ACK_ID_LEN, FDM_EAGER_MAX),
+		 -FI_EINVAL);
 }
 
 static void test_rndv(void)
@@ -217,6 +262,7 @@ int main(void)
 {
 	test_cm();
 	test_hdr();
+	test_hdr_ack();
 	test_rndv();
 	test_random();
 	if (fdt_check_failures) {

@@ -116,6 +116,12 @@ enum fdm_op {
 };
 
 #define FDM_HF_DATA	0x1	/* remote CQ data present */
+/* Eager ops only: the sender asked FI_DELIVERY_COMPLETE. An 8-byte
+ * request id follows the header (before the payload), and the receiver
+ * answers with FDM_OP_RNDV_DONE carrying it once it took the message in
+ * (placed in a receive, or buffered as unexpected). */
+#define FDM_HF_ACK	0x2
+#define FDM_ACK_ID_LEN	8u
 
 /* ---- transmit requests ---- */
 enum fdm_rma_kind {
@@ -139,7 +145,8 @@ struct fdm_rma_op {
 
 enum fdm_tx_kind {
 	FDM_TX_EAGER,		/* completes on the verbs send completion */
-	FDM_TX_RNDV,		/* completes on the peer's "rendezvous done" */
+	FDM_TX_RNDV,		/* completes on the peer's "rendezvous done"
+				 * (also an FDM_HF_ACK eager send) */
 	FDM_TX_CTRL,		/* layer's own message (done): no completion */
 	FDM_TX_RMA,		/* a verbs read or write for the application */
 	FDM_TX_ATOMIC,		/* an atomic request: completes on the peer's answer */
