@@ -8,6 +8,9 @@ Outputs (committed; never edit them by hand):
   prov_verbs/fdv_ops_gen.c, prov_verbs/fdv_ops.h
   prov_verbs/fdv_ops_locked_gen.c            the OFF build's locked ops tables
   src/fd_enosys.c, src/include/fd_enosys.h   the shared -FI_ENOSYS stubs
+  src/fabric-direct.map                      what a shared libfabric-direct exports:
+                                             the public API and the FDV_EXPORT entry
+                                             points of the installed inline headers
 
   gen/gen.py           regenerate in place
   gen/gen.py --check   exit 1 and name each output regeneration would change
@@ -33,6 +36,16 @@ ENOSYS_H = "src/include/fd_enosys.h"
 ENOSYS_HEADERS = ("fabric.h", "fi_domain.h", "fi_cm.h", "fi_endpoint.h", "fi_eq.h",
                   "fi_rma.h", "fi_tagged.h", "fi_atomic.h", "fi_collective.h")
 REGEN = "python3 gen/gen.py"
+# The version script of every shared libfabric-direct (CMakeLists.txt).
+EXPORT_MAP = "src/fabric-direct.map"
+EXPORT_NODE = "FABRIC_DIRECT_0"
+# Where the public API is declared (fi_* functions that are not inline).
+PUBLIC_DIRS = ("include/rdma", "include/rdma/providers")
+# The installed inline headers besides the generated direct ones: every
+# function they declare and do not define is the library's, and must be
+# marked FDV_EXPORT (fdv/fdv_compiler.h) so that the map exports it.
+INLINE_DIRS = ("prov_verbs/include/fdv", "prov_verbs/rdm/include/fdm")
+EXPORT_MARK = "FDV_EXPORT"
 
 # Which ops struct a dispatch `obj->member->field(...)` goes through, keyed by
 # the first parameter's struct and the member naming the table.
@@ -731,6 +744,132 @@ def locked_ops_c(headers, public_texts):
     return "\n".join(out) + "\n", locked_tables
 
 
+# --------------------------------------------------------------------------
+# The export map
+# --------------------------------------------------------------------------
+C_WORDS = {"if", "while", "for", "switch", "return", "sizeof", "else", "do",
+           "_Static_assert", "static_assert", "_Alignof", "__typeof__", "typeof"}
+
+
+# A declaration with one of these is of a function the header itself
+# defines (FDV_INLINE is fdv_compiler.h's `static inline`).
+STATIC_WORDS = {"static", "FDV_INLINE"}
+
+
+def drop_parens_after(text, word):
+    """text without each `word(...)` (balanced), e.g. __attribute__((x))."""
+    out, pos = [], 0
+    for m in re.finditer(r"\b%s\s*\(" % word, text):
+        if m.start() < pos:
+            continue
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        out.append(text[pos:m.start()])
+        out.append(" ")
+        pos = i
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def function_declarations(text):
+    """(name, words before it) of every top-level function declaration (a
+    prototype, not a definition) of a header. Comments, preprocessor lines,
+    attributes and extern "C" braces are ignored; both sides of an #if are
+    read, which for declarations is what we want (every one counts)."""
+    clean = strip_comments(text)
+    clean = re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", " ", clean, flags=re.M)
+    clean = re.sub(r'\bextern\s*"C(?:\+\+)?"\s*\{', " ", clean)
+    clean = drop_parens_after(clean, "__attribute__")
+    decls, depth, cur = [], 0, []
+    for ch in clean:
+        if depth:
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            continue
+        if ch == "{":
+            depth, cur = 1, []  # a body or a struct: not a declaration
+        elif ch == "}":
+            cur = []            # an extern "C" block's end
+        elif ch == ";":
+            decls.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out = []
+    for d in decls:
+        m = re.search(r"\b(\w+)\s*\(", d)
+        if not m:
+            continue
+        before = re.findall(r"\w+", d[:m.start()])
+        name = m.group(1)
+        if not before or name in C_WORDS or "typedef" in before or \
+                STATIC_WORDS.intersection(before):
+            continue
+        out.append((name, before))
+    return out
+
+
+def header_files(rel_dir):
+    d = os.path.join(ROOT, rel_dir)
+    return sorted("%s/%s" % (rel_dir, f) for f in os.listdir(d) if f.endswith(".h"))
+
+
+def export_lists(outputs):
+    """The public API (fi_* declared in include/rdma) and the entry points
+    (every FDV_EXPORT declaration of an installed inline header). A
+    function an inline header declares without FDV_EXPORT is an error:
+    inline code that calls it would not link against a shared library."""
+    public, entry = set(), {}
+    for rel in [h for d in PUBLIC_DIRS for h in header_files(d)]:
+        for name, before in function_declarations(read(rel)):
+            if EXPORT_MARK in before:
+                raise GenError("%s: %s: the public API is exported as fi_*, "
+                               "not with %s" % (rel, name, EXPORT_MARK))
+            if name.startswith("fi_"):
+                public.add(name)
+    inline = [(h, read(h)) for d in INLINE_DIRS for h in header_files(d)]
+    inline += sorted((rel, text) for rel, text in outputs.items() if rel.startswith(DIRECT_DIR))
+    for rel, text in inline:
+        for name, before in function_declarations(text):
+            if EXPORT_MARK not in before:
+                raise GenError("%s: %s is declared, not defined, in an installed inline "
+                               "header: mark it %s (the library must export it)"
+                               % (rel, name, EXPORT_MARK))
+            if name.startswith("fi_"):
+                raise GenError("%s: %s: an entry point has its layer's prefix" % (rel, name))
+            entry.setdefault(name, rel)
+    if not public:
+        raise GenError("no fi_* function declared in %s" % ", ".join(PUBLIC_DIRS))
+    return sorted(public), entry
+
+
+def export_map(public, entry):
+    out = ["/* Generated from the installed headers by gen/gen.py: do not edit;",
+           " * regenerate with `%s`." % REGEN,
+           " *",
+           " * What every shared libfabric-direct exports (libfabric-direct.so.0 of",
+           " * each build; the drop-in libfabric.so.1 has Debian's version nodes in",
+           " * src/dropin/libfabric.map): the public API, that is every fi_* function",
+           " * include/rdma declares, and the out-of-line entry points the installed",
+           " * inline headers call, each declared there with %s. Everything" % EXPORT_MARK,
+           " * else (fd_, fdv_, fdr_, fdm_ internals) stays local: the inline headers",
+           " * are the only ABI besides fi_*. tests/exports checks the result. */",
+           "%s {" % EXPORT_NODE,
+           "\tglobal:",
+           "\t\t/* the public API */"]
+    out.extend("\t\t%s;" % n for n in public)
+    last = None
+    for name in sorted(entry, key=lambda n: (entry[n], n)):
+        if entry[name] != last:
+            last = entry[name]
+            out.append("\t\t/* %s */" % last)
+        out.append("\t\t%s;" % name)
+    out.append("\tlocal: *;")
+    out.append("};")
+    return "\n".join(out) + "\n"
+
+
 def generate():
     headers, layers, unsupported = parse_spec(read(SPEC))
     public_texts = {}
@@ -745,6 +884,7 @@ def generate():
                                            locked_tables)
     all_public = "\n".join(read("include/rdma/%s" % p) for p in ENOSYS_HEADERS)
     outputs[ENOSYS_H], outputs[ENOSYS_C] = enosys_files(all_public)
+    outputs[EXPORT_MAP] = export_map(*export_lists(outputs))
     return outputs
 
 

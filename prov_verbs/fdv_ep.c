@@ -25,7 +25,9 @@ ssize_t fdv_ep_post_failed(struct fdv_ep *ep_in, int ret)
 	return -fdv_errno_to_fi(ret);
 }
 
-ssize_t fdv_ep_not_ready(struct fdv_ep *ep_in, int tx)
+/* Why an endpoint cannot post now; the library's own slow paths ask it
+ * (the inline code never does, so it is not an entry point). */
+static FDV_COLD ssize_t fdv_ep_not_ready(struct fdv_ep *ep_in, int tx)
 {
 	struct fdv_msg_ep *ep;
 

@@ -29,7 +29,9 @@
 /* FI_VERBS_MIN_RNR_TIMER, in the IB encoding: 12 = 0.64 ms (0 would be
  * 655 ms), as upstream verbs' default. */
 #define FDV_DEF_MIN_RNR_TIMER	12
-/* Route and address resolution through rdma_cm, each step. */
+/* Route and address resolution through rdma_cm, each step (fi_getinfo,
+ * fi_endpoint, fi_setname); resolution is local (ARP/neighbour), so this
+ * is generous. */
 #define FDV_RESOLVE_TIMEOUT_MS	2000
 
 /* Names of the provider, its fabrics, and the protocol values it reports. */

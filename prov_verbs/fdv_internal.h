@@ -32,11 +32,6 @@
 #include "fdv_ops.h"
 #include "fdv_cm_data.h"
 
-/* How long fi_endpoint and fi_setname wait for rdma_cm to resolve the
- * peer's address and route; resolution is local (ARP/neighbour) so this
- * is generous. */
-#define FDV_RESOLVE_TIMEOUT_MS 2000
-
 struct fdv_fabric {
 	struct fid_fabric fabric_fid;
 	uint32_t version;

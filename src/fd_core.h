@@ -104,7 +104,6 @@ void fd_log_init(void);
 	} while (0)
 
 #define FD_WARN(subsys, ...)	FD_LOG_AT(FD_LOG_WARN, subsys, __VA_ARGS__)
-#define FD_TRACE(subsys, ...)	FD_LOG_AT(FD_LOG_TRACE, subsys, __VA_ARGS__)
 #define FD_INFO(subsys, ...)	FD_LOG_AT(FD_LOG_INFO, subsys, __VA_ARGS__)
 #define FD_DBG(subsys, ...)	FD_LOG_AT(FD_LOG_DEBUG, subsys, __VA_ARGS__)
 
@@ -190,10 +189,6 @@ void fd_info_for_version(struct fi_info *list, uint32_t version);
 uint64_t fd_caps_unknown_to(uint32_t version);
 
 /* Capability classes of the fi_getinfo man page. */
-#define FD_PRIMARY_CAPS (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC |	\
-			 FI_MULTICAST | FI_NAMED_RX_CTX | FI_DIRECTED_RECV | \
-			 FI_VARIABLE_MSG | FI_HMEM | FI_COLLECTIVE |	\
-			 FI_XPU_TRIGGER)
 #define FD_CAP_MODIFIERS (FI_READ | FI_WRITE | FI_RECV | FI_SEND |	\
 			  FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define FD_SECONDARY_CAPS (FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT |	\

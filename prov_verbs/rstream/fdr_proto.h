@@ -23,7 +23,6 @@
 #define FDR_RING_MIN		1024u
 #define FDR_RING_MAX		(1u << 30)
 #define FDR_CREDITS_MIN		4u
-#define FDR_CREDITS_MAX		65535u
 
 struct fdr_blob {
 	uint64_t ring_addr;	/* virtual address of the sender's rx ring */

@@ -25,8 +25,8 @@ FDV_EXTERN_C_BEGIN
  * prov_verbs/layer/fdv_layer.h). Declared before the includes below: they
  * can reach a layer's inline header, which calls it. */
 #define FDV_ABI_LAYER_SLOTS 4u
-FDV_COLD __attribute__((weak)) void fdv_abi_announce_layer(unsigned int slot,
-							   uint64_t layout);
+FDV_EXPORT FDV_COLD __attribute__((weak))
+void fdv_abi_announce_layer(unsigned int slot, uint64_t layout);
 
 FDV_EXTERN_C_END
 
@@ -38,9 +38,8 @@ FDV_EXTERN_C_BEGIN
 /* In the library: records what a caller compiled against. A weak
  * reference, so a unit that includes the headers without linking the
  * library (a header probe) still loads. */
-FDV_COLD __attribute__((weak)) void fdv_abi_announce(unsigned int tag,
-						     size_t ep_size,
-						     size_t cq_size);
+FDV_EXPORT FDV_COLD __attribute__((weak))
+void fdv_abi_announce(unsigned int tag, size_t ep_size, size_t cq_size);
 
 static void __attribute__((constructor, used)) fdv_abi_announce_unit(void)
 {

@@ -19,6 +19,13 @@
  * hot path's instruction stream holds only the common case. */
 #define FDV_COLD __attribute__((cold, noinline))
 
+/* Marks a function the library defines and the installed inline headers
+ * call: an out-of-line entry point, part of the ABI like fi_*. Every
+ * function an installed inline header declares without defining must carry
+ * it; gen/gen.py lists them in src/fabric-direct.map, the version script
+ * of every shared libfabric-direct, which keeps everything else local. */
+#define FDV_EXPORT __attribute__((visibility("default")))
+
 #define fdv_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 

@@ -106,21 +106,21 @@ FDV_INLINE uint64_t fdv_cq_format_backlog(const struct fdv_cq *cq)
 
 /* Out of line, in the library; the first three are the read path's slow
  * and error cases, cold so their calls stay off the fast path. */
-FDV_COLD ssize_t fdv_cq_read_slow(struct fdv_cq *cq, void *buf, size_t count,
-				  fi_addr_t *src_addr);
-FDV_COLD ssize_t fdv_cq_deliver_slow(struct fdv_cq *cq, struct ibv_wc *wc,
-				     int n, void *buf, size_t done,
-				     fi_addr_t *src_addr);
-FDV_COLD ssize_t fdv_cq_poll_failed(struct fdv_cq *cq, int ret);
-ssize_t fdv_cq_readerr(struct fid_cq *cq, struct fi_cq_err_entry *buf,
-		       uint64_t flags);
-ssize_t fdv_cq_sread(struct fid_cq *cq, void *buf, size_t count,
-		     const void *cond, int timeout);
-ssize_t fdv_cq_sreadfrom(struct fid_cq *cq, void *buf, size_t count,
-			 fi_addr_t *src_addr, const void *cond, int timeout);
-int fdv_cq_signal(struct fid_cq *cq);
-const char *fdv_cq_strerror(struct fid_cq *cq, int prov_errno,
-			    const void *err_data, char *buf, size_t len);
+FDV_EXPORT FDV_COLD ssize_t fdv_cq_read_slow(struct fdv_cq *cq, void *buf, size_t count,
+					     fi_addr_t *src_addr);
+FDV_EXPORT FDV_COLD ssize_t fdv_cq_deliver_slow(struct fdv_cq *cq, struct ibv_wc *wc,
+						int n, void *buf, size_t done,
+						fi_addr_t *src_addr);
+FDV_EXPORT FDV_COLD ssize_t fdv_cq_poll_failed(struct fdv_cq *cq, int ret);
+FDV_EXPORT ssize_t fdv_cq_readerr(struct fid_cq *cq, struct fi_cq_err_entry *buf,
+				  uint64_t flags);
+FDV_EXPORT ssize_t fdv_cq_sread(struct fid_cq *cq, void *buf, size_t count,
+				const void *cond, int timeout);
+FDV_EXPORT ssize_t fdv_cq_sreadfrom(struct fid_cq *cq, void *buf, size_t count,
+				    fi_addr_t *src_addr, const void *cond, int timeout);
+FDV_EXPORT int fdv_cq_signal(struct fid_cq *cq);
+FDV_EXPORT const char *fdv_cq_strerror(struct fid_cq *cq, int prov_errno,
+				       const void *err_data, char *buf, size_t len);
 
 FDV_INLINE struct fdv_cq *fdv_cq_of(struct fid_cq *cq_fid)
 {

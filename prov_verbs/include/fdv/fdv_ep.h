@@ -162,13 +162,6 @@ struct fdv_more {
 /* fdv_ep_post_held's hold argument */
 enum { FDV_POST_NOW = 0, FDV_HOLD_COPY = 1, FDV_HOLD_NOCOPY = 2 };
 
-/* Operation flags the *msg forms can honour: on an RC queue pair every
- * completion already means the peer's device took the data (inject and
- * transmit complete); FI_FENCE maps to IBV_SEND_FENCE and FI_MORE to one
- * chained post. */
-#define FDV_TX_MSG_FLAGS (FI_COMPLETION | FI_REMOTE_CQ_DATA | FI_INJECT | \
-			  FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |	  \
-			  FI_FENCE | FI_MORE)
 /* What no verbs request can do: triggered operations, receive-side
  * matching flags, and completion levels past the peer's device. Other
  * bits (capabilities such as FI_MSG that some programs pass along) are
@@ -182,19 +175,18 @@ enum { FDV_POST_NOW = 0, FDV_HOLD_COPY = 1, FDV_HOLD_NOCOPY = 2 };
 
 /* Out of line and cold, in the library: turn a failed post into an fi
  * error. */
-FDV_COLD ssize_t fdv_ep_post_failed(struct fdv_ep *ep, int ret);
-FDV_COLD ssize_t fdv_ep_not_ready(struct fdv_ep *ep, int tx);
-FDV_COLD ssize_t fdv_ep_recv_no_qp(struct fdv_ep *ep, struct ibv_recv_wr *wr);
-FDV_COLD ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why);
+FDV_EXPORT FDV_COLD ssize_t fdv_ep_post_failed(struct fdv_ep *ep, int ret);
+FDV_EXPORT FDV_COLD ssize_t fdv_ep_recv_no_qp(struct fdv_ep *ep, struct ibv_recv_wr *wr);
+FDV_EXPORT FDV_COLD ssize_t fdv_ep_bad_request(struct fdv_ep *ep, const char *why);
 /* Called with the endpoint lock held when qp_tx is NULL or the request
  * carries FI_MORE: holds the request (more: FDV_HOLD_COPY or, when its
  * inline data may stay where it is, FDV_HOLD_NOCOPY), or sends the held
  * ones and this one in one ibv_post_send (FDV_POST_NOW), or reports why
  * the endpoint cannot send. slot_flags != 0 when the request needs a
  * completion slot. */
-ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
-			 uint64_t want_comp, void *context,
-			 uint64_t slot_flags, int more);
+FDV_EXPORT ssize_t fdv_ep_post_held(struct fdv_ep *ep, struct ibv_send_wr *wr,
+				    uint64_t want_comp, void *context,
+				    uint64_t slot_flags, int more);
 
 /* length and lkey are adjacent 32-bit fields of an SGE. Left alone, gcc
  * packs their two stores into one vector store that costs four
@@ -216,14 +208,14 @@ FDV_INLINE void fdv_store_key(struct ibv_sge *sge, uint32_t lkey)
 /* Zero-length requests (num_sge 0), out of line: they are not what the
  * prebuilt requests are shaped for. opcode is a send or RDMA opcode;
  * raddr/rkey are used by the RMA opcodes only. */
-ssize_t fdv_ep_post_empty(struct fdv_ep *ep, enum ibv_wr_opcode opcode,
-			  unsigned int send_flags, uint32_t imm_be,
-			  uint64_t raddr, uint32_t rkey, uint64_t want_comp,
-			  void *context);
-ssize_t fdv_ep_recv_empty(struct fdv_ep *ep, uint64_t wr_id);
-FDV_COLD ssize_t fdv_ep_recv_one_no_qp(struct fdv_ep *ep, void *buf,
-				       size_t len, uint32_t lkey,
-				       uint64_t wr_id);
+FDV_EXPORT ssize_t fdv_ep_post_empty(struct fdv_ep *ep, enum ibv_wr_opcode opcode,
+				     unsigned int send_flags, uint32_t imm_be,
+				     uint64_t raddr, uint32_t rkey, uint64_t want_comp,
+				     void *context);
+FDV_EXPORT ssize_t fdv_ep_recv_empty(struct fdv_ep *ep, uint64_t wr_id);
+FDV_EXPORT FDV_COLD ssize_t fdv_ep_recv_one_no_qp(struct fdv_ep *ep, void *buf,
+						  size_t len, uint32_t lkey,
+						  uint64_t wr_id);
 
 FDV_INLINE struct fdv_ep *fdv_ep_of(struct fid_ep *ep_fid)
 {

@@ -33,14 +33,14 @@ FDV_EXTERN_C_BEGIN
  * tables' own calls, under the domain lock), and a post the verbs
  * endpoint refused (-FI_EAGAIN: queued in order; else an error
  * completion). */
-ssize_t fdm_send_slow(struct fid_ep *ep, const void *buf, size_t len,
-		      void *desc, fi_addr_t dest, uint64_t tag, void *context,
-		      unsigned int mode);
-ssize_t fdm_recv_slow(struct fid_ep *ep, void *buf, size_t len, void *desc,
-		      fi_addr_t src, uint64_t tag, uint64_t ignore,
-		      void *context, int tagged);
-FDV_COLD ssize_t fdm_tx_post_failed(struct fdm_ep *ep, struct fdm_tx *tx,
-				    ssize_t ret);
+FDV_EXPORT ssize_t fdm_send_slow(struct fid_ep *ep, const void *buf, size_t len,
+				 void *desc, fi_addr_t dest, uint64_t tag, void *context,
+				 unsigned int mode);
+FDV_EXPORT ssize_t fdm_recv_slow(struct fid_ep *ep, void *buf, size_t len, void *desc,
+				 fi_addr_t src, uint64_t tag, uint64_t ignore,
+				 void *context, int tagged);
+FDV_EXPORT FDV_COLD ssize_t fdm_tx_post_failed(struct fdm_ep *ep, struct fdm_tx *tx,
+					       ssize_t ret);
 
 FDV_INLINE uint32_t fdm_be32(uint32_t v)
 {
