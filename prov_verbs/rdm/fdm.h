@@ -144,6 +144,11 @@ struct fdm_rndv {
 	uint32_t inflight;
 	int err;
 	bool done_sent;
+	/* the connection instance its reads were posted on: a read that
+	 * fails there leaves that QP in error, so the connection is failed
+	 * (and the peer told by the disconnect); a failure before any read
+	 * is told by a done carrying the status instead */
+	struct fid_ep *vep;
 	void *context;
 	void *buf;			/* FI_MULTI_RECV: where the message starts */
 	uint64_t cq_flags, tag, data;

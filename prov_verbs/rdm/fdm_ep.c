@@ -47,6 +47,7 @@ struct fdm_tx *fdm_tx_get(struct fdm_ep *ep)
 	tx->in_use = true;
 	tx->rts_done = false;
 	tx->done_rcvd = false;
+	tx->done_status = 0;
 	tx->report = false;
 	tx->vep = NULL;
 	tx->cntr = FDM_CNTR_NONE;
