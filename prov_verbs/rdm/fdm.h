@@ -70,6 +70,9 @@ struct fdm_domain {
 	/* the application's registrations by key (fdm_mr.c), under the lock */
 	struct fdm_mr **mr_tab;
 	size_t mr_nbuckets, mr_count;
+	/* epoll set of every enabled endpoint's verbs CQ channel and EQ
+	 * fds: readable when progress may find something new */
+	int wait_epfd;
 };
 
 /* ---- address vector ---- */
@@ -112,6 +115,12 @@ struct fdm_cq {
 	struct fdm_ep **eps;		/* bound endpoints, progressed on read */
 	size_t neps, eps_cap;
 	int signaled;
+	/* Wait object (FI_WAIT_FD / FI_WAIT_UNSPEC; -1 without): epfd holds
+	 * the domain's wait_epfd and efd; efd is written by fi_cq_signal and
+	 * by a completion queued while armed (a trywait said 0), under the
+	 * domain lock. */
+	int epfd, efd;
+	bool armed;
 };
 
 /* An arrived message nobody had a receive for. */
@@ -144,6 +153,11 @@ struct fdm_rndv {
 	uint32_t inflight;
 	int err;
 	bool done_sent;
+	/* the connection instance its reads were posted on: a read that
+	 * fails there leaves that QP in error, so the connection is failed
+	 * (and the peer told by the disconnect); a failure before any read
+	 * is told by a done carrying the status instead */
+	struct fid_ep *vep;
 	void *context;
 	void *buf;			/* FI_MULTI_RECV: where the message starts */
 	uint64_t cq_flags, tag, data;
@@ -203,6 +217,8 @@ fi_addr_t fdm_av_find(struct fdm_av *av, const struct fdm_name *name);
 int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **cq, void *context);
 int fdm_cq_add_ep(struct fdm_cq *cq, struct fdm_ep *ep);
+/* fi_trywait of an RDM CQ: 0 when it is safe to sleep on its fd. */
+int fdm_cq_trywait(struct fid_cq *cq);
 void fdm_cq_del_ep(struct fdm_cq *cq, struct fdm_ep *ep);
 void fdm_cq_write(struct fdm_cq *cq, void *context, uint64_t flags,
 		  size_t len, void *buf, uint64_t data, uint64_t tag,
@@ -218,6 +234,12 @@ void fdm_ep_progress(struct fdm_ep *ep);
 /* Recompute tx_fast, rx_fast, tx_report (fdm/fdm_ep.h). */
 void fdm_ep_fast_update(struct fdm_ep *ep);
 void fdm_ep_progress_cb(void *arg);
+/* Progress every endpoint of d, then arm their verbs CQs and EQs: 0 when
+ * nothing is left to do and d->wait_epfd turns readable on the next
+ * event, -FI_EAGAIN when progress must run again. The lock is held. */
+int fdm_domain_trywait(struct fdm_domain *d);
+/* Add (or remove) the endpoint's verbs fds to d->wait_epfd. */
+int fdm_ep_wait_attach(struct fdm_ep *ep, bool add);
 struct fdm_tx *fdm_tx_get(struct fdm_ep *ep);
 /* For the application's requests: NULL once only the reserve is left. */
 struct fdm_tx *fdm_tx_get_app(struct fdm_ep *ep);

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -123,9 +124,11 @@ static int64_t fdm_now_ms(void)
 
 /* 0 once the value reaches threshold; -FI_EAVAIL as soon as the error
  * count moves while waiting (fi_cntr(3)); -FI_ETIMEDOUT after timeout ms
- * (negative: forever). With endpoints bound, their progress must run, so
- * the wait polls them; with none, nothing in this thread can move the
- * counter and it sleeps on the eventfd until another thread does. */
+ * (negative: forever). With endpoints bound, their progress must run:
+ * the wait drives them, and sleeps on wepfd once the domain's trywait
+ * says every endpoint is idle and armed (else it calls in again); with
+ * none, nothing in this thread can move the counter and it sleeps on the
+ * eventfd until another thread does. */
 static int fdm_cntr_wait(struct fid_cntr *cntr, uint64_t threshold, int timeout)
 {
 	struct fdm_cntr *c = fdm_cntr_of(cntr);
@@ -156,11 +159,20 @@ static int fdm_cntr_wait(struct fid_cntr *cntr, uint64_t threshold, int timeout)
 			break;
 		}
 		if (bound) {
-			if (++idle >= FDM_CNTR_SPIN_ROUNDS)
-				sched_yield();
-			continue;
+			int rc = c->trywait ? c->trywait(c->trywait_arg) : -FI_EAGAIN;
+
+			if (rc) {
+				/* nothing to sleep on, or work no fd announces */
+				if (++idle >= FDM_CNTR_SPIN_ROUNDS)
+					sched_yield();
+				continue;
+			}
+			/* armed: a verbs event or a change (listeners is up,
+			 * so efd hears of it) wakes us */
+			pfd.fd = c->wepfd;
+		} else {
+			pfd.fd = c->efd;
 		}
-		pfd.fd = c->efd;
 		pfd.events = POLLIN;
 		pfd.revents = 0;
 		if (poll(&pfd, 1, left < 0 ? -1 : (int)left) < 0 && errno != EINTR) {
@@ -198,6 +210,8 @@ static int fdm_cntr_close(struct fid *fid)
 	fdv_unlock(&c->lock);
 	if (c->efd >= 0)
 		close(c->efd);
+	if (c->wepfd >= 0)
+		close(c->wepfd);
 	fdv_lock_destroy(&c->lock);
 	free(c->prog);
 	free(c);
@@ -219,7 +233,7 @@ static int fdm_cntr_control(struct fid *fid, int command, void *arg)
 			c->wait_obj = FI_WAIT_FD;
 			__atomic_add_fetch(&c->listeners, 1, __ATOMIC_ACQ_REL);
 		}
-		*(int *)arg = c->efd;
+		*(int *)arg = c->wepfd >= 0 ? c->wepfd : c->efd;
 		return 0;
 	case FI_GETWAITOBJ:
 		if (!arg)
@@ -268,7 +282,7 @@ int fdm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -FI_ENOMEM;
-	c->efd = -1;
+	c->efd = c->wepfd = -1;
 	if (wait != FI_WAIT_NONE) {
 		c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (c->efd < 0) {
@@ -350,4 +364,38 @@ void fdm_cntr_del_progress(struct fid_cntr *cntr, void *arg)
 		break;
 	}
 	fdv_unlock(&c->lock);
+}
+
+int fdm_cntr_set_waiter(struct fid_cntr *cntr, int domain_fd, int (*trywait)(void *arg),
+			void *arg)
+{
+	struct fdm_cntr *c = fdm_cntr_of(cntr);
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (c->efd < 0)
+		return 0;
+	c->wepfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->wepfd < 0 || epoll_ctl(c->wepfd, EPOLL_CTL_ADD, c->efd, &ev) ||
+	    epoll_ctl(c->wepfd, EPOLL_CTL_ADD, domain_fd, &ev)) {
+		int err = errno;
+
+		if (c->wepfd >= 0)
+			close(c->wepfd);
+		c->wepfd = -1;
+		return -err;
+	}
+	c->trywait = trywait;
+	c->trywait_arg = arg;
+	return 0;
+}
+
+int fdm_cntr_trywait(struct fid_cntr *cntr)
+{
+	struct fdm_cntr *c = fdm_cntr_of(cntr);
+
+	if (c->efd < 0)
+		return -FI_EINVAL;	/* no wait object */
+	if (!c->trywait || __atomic_load_n(&c->signalled, __ATOMIC_ACQUIRE))
+		return -FI_EAGAIN;	/* a change not read yet: call in */
+	return c->trywait(c->trywait_arg);
 }

@@ -46,6 +46,13 @@ struct fdm_cntr {
 	int efd;			/* -1 for FI_WAIT_NONE */
 	enum fi_wait_obj wait_obj;
 	struct fid_domain *domain;
+	/* The domain's side of waiting (fdm_cntr_set_waiter): wepfd holds
+	 * efd and the domain's fd set, trywait arms the domain's endpoints
+	 * (0: safe to sleep on wepfd). Without, waits with endpoints bound
+	 * spin. */
+	int wepfd;
+	int (*trywait)(void *arg);
+	void *trywait_arg;
 	fdv_lock_t lock;		/* guards the progress list */
 	struct fdm_cntr_progress *prog;
 	unsigned nprog, prog_cap;
@@ -57,6 +64,13 @@ int fdm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 int fdm_cntr_add_progress(struct fid_cntr *cntr, void (*progress)(void *arg),
 			  void *arg);
 void fdm_cntr_del_progress(struct fid_cntr *cntr, void *arg);
+/* Let waits sleep: domain_fd turns readable when progress may find
+ * something, trywait(arg) arms it (fi_trywait's answer). A counter
+ * without a wait object (FI_WAIT_NONE) ignores it. */
+int fdm_cntr_set_waiter(struct fid_cntr *cntr, int domain_fd, int (*trywait)(void *arg),
+			void *arg);
+/* fi_trywait of a counter. */
+int fdm_cntr_trywait(struct fid_cntr *cntr);
 
 /* Out of line and cold: wakes pollers of the eventfd. */
 void fdm_cntr_signal(struct fdm_cntr *c);

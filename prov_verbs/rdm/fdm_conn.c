@@ -339,6 +339,12 @@ void fdm_conn_fail(struct fdm_conn *c, int err)
 	struct fdm_ep *ep = c->ep;
 
 	FD_INFO(FD_LOG_EP_DATA, "connection %u failed: %s", c->id, fi_strerror(err));
+	/* Tell the peer: it may be waiting for something that cannot come
+	 * over this connection now (a rendezvous done after a failed read,
+	 * an atomic answer), and without a disconnect it would never learn.
+	 * Our own FI_SHUTDOWN for it names the zombie and is ignored. */
+	if (c->vep && c->state == FDM_C_CONNECTED)
+		(void)fi_shutdown(c->vep, 0);
 	fdm_zombie(ep, c->vep);
 	c->vep = NULL;
 	fdm_conn_set_state(c, FDM_C_IDLE);

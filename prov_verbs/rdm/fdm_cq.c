@@ -2,10 +2,17 @@
  * Reading one drives every endpoint bound to it (manual progress), then
  * hands out what is queued in the application's format. Errors wait in
  * their own FIFO; while one is there, reads answer -FI_EAVAIL. The queues
- * grow rather than drop a completion. */
+ * grow rather than drop a completion. With FI_WAIT_FD / FI_WAIT_UNSPEC a
+ * CQ has an fd over its domain's verbs fds and an eventfd of its own
+ * (docs/fi_rdm.7.md, "Wait objects"). */
+#include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 #include "fd_core.h"
 #include "fd_enosys.h"
@@ -64,6 +71,25 @@ static int fdm_cq_grow(void **ring, size_t *head, size_t *tail, size_t *cap,
 	return 0;
 }
 
+/* A completion for a CQ whose waiter may be asleep (armed by a trywait
+ * that said 0): its fd must turn readable. Once per arming. */
+static void fdm_cq_wake(struct fdm_cq *cq)
+{
+	uint64_t one = 1;
+
+	cq->armed = false;
+	if (write(cq->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		FD_WARN(FD_LOG_CQ, "eventfd write: %s", strerror(errno));
+}
+
+static void fdm_cq_drain(struct fdm_cq *cq)
+{
+	uint64_t v;
+
+	if (read(cq->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		FD_WARN(FD_LOG_CQ, "eventfd read: %s", strerror(errno));
+}
+
 void fdm_cq_write(struct fdm_cq *cq, void *context, uint64_t flags,
 		  size_t len, void *buf, uint64_t data, uint64_t tag,
 		  fi_addr_t src)
@@ -84,6 +110,8 @@ void fdm_cq_write(struct fdm_cq *cq, void *context, uint64_t flags,
 	e->e.data = data;
 	e->e.tag = tag;
 	e->src = src;
+	if (fdv_unlikely(cq->armed))
+		fdm_cq_wake(cq);
 }
 
 void fdm_cq_write_err(struct fdm_cq *cq, void *context, uint64_t flags,
@@ -108,6 +136,8 @@ void fdm_cq_write_err(struct fdm_cq *cq, void *context, uint64_t flags,
 	e->e.tag = tag;
 	e->e.err = err;
 	e->e.prov_errno = prov_errno;
+	if (cq->armed)
+		fdm_cq_wake(cq);
 }
 
 static void fdm_cq_progress(struct fdm_cq *cq)
@@ -236,6 +266,36 @@ static ssize_t fdm_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf
 	return ret;
 }
 
+/* 0: nothing queued, every endpoint of the domain idle with its verbs
+ * CQ and EQ armed, and a completion queued from now on writes efd: the
+ * fd (epfd) will turn readable. Progress is manual, so the fd only says
+ * "call in now"; the endpoints of the whole domain are armed because its
+ * fd set is the domain's. */
+static int fdm_cq_trywait_locked(struct fdm_cq *cq)
+{
+	int ret;
+
+	fdm_cq_drain(cq);
+	ret = fdm_domain_trywait(cq->domain);
+	if (!ret && (cq->head != cq->tail || cq->ehead != cq->etail))
+		ret = -FI_EAGAIN;
+	cq->armed = !ret;
+	return ret;
+}
+
+int fdm_cq_trywait(struct fid_cq *cq_fid)
+{
+	struct fdm_cq *cq = fdm_cq_of(cq_fid);
+	int ret;
+
+	if (cq->epfd < 0)
+		return -FI_EINVAL;	/* no wait object */
+	fdm_lock(cq->domain);
+	ret = fdm_cq_trywait_locked(cq);
+	fdm_unlock(cq->domain);
+	return ret;
+}
+
 static ssize_t fdm_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				fi_addr_t *src, const void *cond, int timeout)
 {
@@ -246,15 +306,43 @@ static ssize_t fdm_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 
 	(void)cond;
 	for (;;) {
+		long left;
+		int rc;
+
 		ret = fdm_cq_readfrom(cq_fid, buf, count, src);
 		if (ret != -FI_EAGAIN)
 			return ret;
 		if (__atomic_exchange_n(&cq->signaled, 0, __ATOMIC_ACQ_REL))
 			return -FI_EAGAIN;
-		if (end >= 0 && fdm_now_ms() >= end)
+		left = end < 0 ? -1 : end - fdm_now_ms();
+		if (end >= 0 && left <= 0)
 			return -FI_EAGAIN;
-		if (++spins > 1024)
-			sched_yield();
+		if (cq->epfd < 0) {
+			/* FI_WAIT_NONE / FI_WAIT_YIELD: nothing to sleep on */
+			if (++spins > 1024)
+				sched_yield();
+			continue;
+		}
+		rc = fdm_cq_trywait(cq_fid);
+		if (rc == -FI_EAGAIN) {
+			/* work no fd announces (credits, a connection being
+			 * made): keep calling in, politely */
+			if (++spins > 64)
+				sched_yield();
+			continue;
+		}
+		if (rc)
+			return rc;
+		spins = 0;
+		/* a signal whose eventfd write the trywait drained */
+		if (__atomic_load_n(&cq->signaled, __ATOMIC_ACQUIRE))
+			continue;
+		{
+			struct pollfd pfd = { .fd = cq->epfd, .events = POLLIN };
+
+			if (poll(&pfd, 1, left < 0 ? -1 : (int)left) < 0 && errno != EINTR)
+				return -FI_EOTHER;
+		}
 	}
 }
 
@@ -266,7 +354,14 @@ static ssize_t fdm_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
 
 static int fdm_cq_signal(struct fid_cq *cq_fid)
 {
-	__atomic_store_n(&fdm_cq_of(cq_fid)->signaled, 1, __ATOMIC_RELEASE);
+	struct fdm_cq *cq = fdm_cq_of(cq_fid);
+	uint64_t one = 1;
+
+	__atomic_store_n(&cq->signaled, 1, __ATOMIC_RELEASE);
+	/* wakes a sleeper whatever the arming; the sleeper's next trywait
+	 * drains it */
+	if (cq->efd >= 0 && write(cq->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		return -errno;
 	return 0;
 }
 
@@ -292,6 +387,10 @@ static int fdm_cq_close(struct fid *fid)
 	if (cq->neps)
 		return -FI_EBUSY;
 	__atomic_fetch_sub(&cq->domain->refs, 1, __ATOMIC_RELAXED);
+	if (cq->epfd >= 0)
+		close(cq->epfd);
+	if (cq->efd >= 0)
+		close(cq->efd);
 	free(cq->ring);
 	free(cq->errs);
 	free(cq->eps);
@@ -301,10 +400,24 @@ static int fdm_cq_close(struct fid *fid)
 
 static int fdm_cq_control(struct fid *fid, int command, void *arg)
 {
-	(void)fid;
-	(void)arg;
-	/* No wait object: progress is manual, the application polls. */
-	return command == FI_GETWAIT ? -FI_ENODATA : -FI_ENOSYS;
+	struct fdm_cq *cq = fdv_container_of(fid, struct fdm_cq, cq_fid.fid);
+
+	switch (command) {
+	case FI_GETWAIT:
+		if (!arg)
+			return -FI_EINVAL;
+		if (cq->epfd < 0)
+			return -FI_ENODATA;
+		*(int *)arg = cq->epfd;
+		return 0;
+	case FI_GETWAITOBJ:
+		if (!arg)
+			return -FI_EINVAL;
+		*(enum fi_wait_obj *)arg = cq->epfd < 0 ? FI_WAIT_NONE : FI_WAIT_FD;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
 }
 
 static struct fi_ops fdm_cq_fi_ops = {
@@ -344,6 +457,7 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	switch (attr->wait_obj) {
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
 	case FI_WAIT_YIELD:
 		break;
 	default:
@@ -355,6 +469,25 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	if (!cq)
 		return -FI_ENOMEM;
 	(void)fdm_cq_entry_size;
+	cq->epfd = cq->efd = -1;
+	if (attr->wait_obj == FI_WAIT_FD || attr->wait_obj == FI_WAIT_UNSPEC) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		cq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		cq->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (cq->efd < 0 || cq->epfd < 0 ||
+		    epoll_ctl(cq->epfd, EPOLL_CTL_ADD, cq->efd, &ev) ||
+		    epoll_ctl(cq->epfd, EPOLL_CTL_ADD, d->wait_epfd, &ev)) {
+			int err = errno;
+
+			if (cq->efd >= 0)
+				close(cq->efd);
+			if (cq->epfd >= 0)
+				close(cq->epfd);
+			free(cq);
+			return -err;
+		}
+	}
 	cq->domain = d;
 	cq->format = fmt;
 	cq->kind = FDV_CQ_KIND_LAYER;

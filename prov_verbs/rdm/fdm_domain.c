@@ -6,7 +6,9 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/epoll.h>
 
 #include "fd_core.h"
 #include "fd_enosys.h"
@@ -46,10 +48,10 @@ static int fdm_fabric_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr
 /* An EQ of this fabric is the verbs fabric's own (fdm_fabric_eq_open), so
  * verbs answers for it: 0 when nothing is queued or pending on its
  * channel, and its FI_GETWAIT fd then turns readable on the next event.
- * Answering -FI_EAGAIN for it too (as for everything before issue 21)
- * left an EQ waiter nothing to block on. The layer's CQs have no wait
- * object and its counters move only while something drives progress
- * (manual): a waiter on those must keep reading, never "safe to wait". */
+ * An RDM CQ or counter is safe to wait on when every endpoint of its
+ * domain has nothing left for progress to do and its verbs CQ and EQ are
+ * armed (fdm_domain_trywait), and nothing is queued for it (issue 25;
+ * before, -FI_EAGAIN always: manual progress, keep reading). */
 static int fdm_fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 {
 	struct fdm_fabric *f = fdv_container_of(fabric, struct fdm_fabric, fabric_fid);
@@ -65,8 +67,10 @@ static int fdm_fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int 
 			ret = fi_trywait(f->vfabric, &fids[i], 1);
 			break;
 		case FI_CLASS_CQ:
+			ret = fdm_cq_trywait(fdv_container_of(fids[i], struct fid_cq, fid));
+			break;
 		case FI_CLASS_CNTR:
-			ret = -FI_EAGAIN;
+			ret = fdm_cntr_trywait(fdv_container_of(fids[i], struct fid_cntr, fid));
 			break;
 		default:
 			return -FI_EINVAL;
@@ -150,6 +154,8 @@ static int fdm_domain_close(struct fid *fid)
 	fi_freeinfo(d->info);
 	fi_freeinfo(d->core);
 	fdm_mr_table_free(d);
+	if (d->wait_epfd >= 0)
+		close(d->wait_epfd);
 	pthread_mutex_destroy(&d->mutex);
 	free(d);
 	return 0;
@@ -161,6 +167,35 @@ static int fdm_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 	if (flags)
 		return -FI_EBADFLAGS;
 	return fdm_ep_open(domain, info, ep, context);
+}
+
+/* The domain's side of a counter wait: arm every endpoint (the counter
+ * module knows only callbacks). */
+static int fdm_domain_cntr_trywait(void *arg)
+{
+	struct fdm_domain *d = arg;
+	int ret;
+
+	fdm_lock(d);
+	ret = fdm_domain_trywait(d);
+	fdm_unlock(d);
+	return ret;
+}
+
+static int fdm_domain_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+				struct fid_cntr **cntr, void *context)
+{
+	struct fdm_domain *d = fdv_container_of(domain, struct fdm_domain, domain_fid);
+	int ret = fdm_cntr_open(domain, attr, cntr, context);
+
+	if (ret)
+		return ret;
+	ret = fdm_cntr_set_waiter(*cntr, d->wait_epfd, fdm_domain_cntr_trywait, d);
+	if (ret) {
+		fi_close(&(*cntr)->fid);
+		*cntr = NULL;
+	}
+	return ret;
 }
 
 static struct fi_ops fdm_domain_fi_ops = {
@@ -179,7 +214,7 @@ static struct fi_ops_domain fdm_domain_ops = {
 	.cq_open = fdm_cq_open,
 	.endpoint = fdm_ep_open,
 	.scalable_ep = fd_no_domain_scalable_ep,
-	.cntr_open = fdm_cntr_open,
+	.cntr_open = fdm_domain_cntr_open,
 	.poll_open = fd_no_domain_poll_open,
 	.stx_ctx = fd_no_domain_stx_ctx,
 	.srx_ctx = fd_no_domain_srx_ctx,
@@ -207,6 +242,13 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -FI_ENOMEM;
+	/* every enabled endpoint's verbs CQ and EQ fds: what the wait
+	 * objects of this domain's CQs and counters sleep on */
+	d->wait_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->wait_epfd < 0) {
+		free(d);
+		return -FI_EMFILE;
+	}
 	/* The verbs entry of the same device and address family. */
 	hints = fdm_core_hints(info);
 	if (!hints) {
@@ -275,6 +317,7 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 err:
 	fi_freeinfo(d->core);
 	fi_freeinfo(d->info);
+	close(d->wait_epfd);
 	free(d);
 	return ret;
 }

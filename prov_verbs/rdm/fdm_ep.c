@@ -4,8 +4,11 @@
  * address is the endpoint's name, and one registered region for the pool
  * and the transmit bounce buffers. Connections come later, on first use
  * (fdm_conn.c). */
+#include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include "fd_core.h"
 #include "fd_enosys.h"
@@ -48,6 +51,7 @@ struct fdm_tx *fdm_tx_get(struct fdm_ep *ep)
 	tx->in_use = true;
 	tx->rts_done = false;
 	tx->done_rcvd = false;
+	tx->done_status = 0;
 	tx->report = false;
 	tx->vep = NULL;
 	tx->cntr = FDM_CNTR_NONE;
@@ -159,6 +163,69 @@ void fdm_ep_progress(struct fdm_ep *ep)
 		fdm_rndv_pump(ep);
 	if (fdv_unlikely(!fdm_list_empty(&ep->atomic_wait)))
 		fdm_atomic_pump(ep);
+}
+
+/* ---- wait objects ---- */
+
+int fdm_ep_wait_attach(struct fdm_ep *ep, bool add)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fds[2], ret;
+
+	ret = fi_control(&ep->vcq->fid, FI_GETWAIT, &fds[0]);
+	if (!ret)
+		ret = fi_control(&ep->veq->fid, FI_GETWAIT, &fds[1]);
+	if (ret)
+		return ret;
+	for (int i = 0; i < 2; i++) {
+		if (epoll_ctl(ep->domain->wait_epfd, add ? EPOLL_CTL_ADD : EPOLL_CTL_DEL,
+			      fds[i], &ev) && add) {
+			ret = -errno;
+			if (i)
+				(void)epoll_ctl(ep->domain->wait_epfd, EPOLL_CTL_DEL, fds[0], &ev);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Whether progress has work that no fd announces: sends waiting for a
+ * post to go through or for credits (the peer's credit writes raise no
+ * event), rendezvous with no read in flight (to post or finish), atomic answers waiting
+ * for a request, a connection being made (the layer's own deadlines). */
+static bool fdm_ep_busy(struct fdm_ep *ep)
+{
+	if (!fdm_list_empty(&ep->flush) || ep->credit_owed ||
+	    !fdm_list_empty(&ep->atomic_wait) || ep->nconnecting || ep->nwait)
+		return true;
+	for (struct fdm_node *n = ep->rndv_active.next; n != &ep->rndv_active; n = n->next) {
+		struct fdm_rndv *rv = fdm_entry(n, struct fdm_rndv, node);
+
+		/* with reads in flight their completions wake us */
+		if (!rv->inflight)
+			return true;
+	}
+	return false;
+}
+
+int fdm_domain_trywait(struct fdm_domain *d)
+{
+	for (struct fdm_node *n = d->eps.next; n != &d->eps; n = n->next) {
+		struct fdm_ep *ep = fdm_entry(n, struct fdm_ep, dom_node);
+		struct fid *fids[2] = { &ep->vcq->fid, &ep->veq->fid };
+		int ret;
+
+		fdm_ep_progress(ep);
+		/* progress reads the EQ only now and then: all of it now,
+		 * or its fd stays readable */
+		fdm_conn_handle_events(ep);
+		if (fdm_ep_busy(ep))
+			return -FI_EAGAIN;
+		ret = fi_trywait(ep->domain->fabric->vfabric, fids, 2);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* For counters (fdm_cntr), which call without the lock. A counter wait
@@ -317,8 +384,11 @@ static int fdm_ep_setup_region(struct fdm_ep *ep)
 static int fdm_ep_enable(struct fdm_ep *ep)
 {
 	struct fdm_domain *d = ep->domain;
-	struct fi_eq_attr eq_attr = { .size = 256, .wait_obj = FI_WAIT_NONE };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE };
+	/* With fds (a completion channel: nothing happens on it until a
+	 * trywait arms the CQ, so reading costs the same): the wait objects
+	 * of the layer's CQs and counters sleep on them. */
+	struct fi_eq_attr eq_attr = { .size = 256, .wait_obj = FI_WAIT_FD };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_FD };
 	struct fi_rx_attr srx_attr;
 	struct fi_info *pinfo = NULL;
 	size_t len;
@@ -409,6 +479,9 @@ static int fdm_ep_enable(struct fdm_ep *ep)
 		fdm_name_key(&ep->name, ep->name_key);
 	}
 
+	ret = fdm_ep_wait_attach(ep, true);
+	if (ret)
+		return ret;
 	for (uint32_t i = 0; i < ep->nrxbufs; i++) {
 		ret = (int)fi_recv(ep->vsrx, ep->rxbufs[i].buf, FDM_BUF_SIZE, ep->vdesc,
 				   0, &ep->rxbufs[i]);
@@ -504,6 +577,8 @@ static int fdm_ep_close(struct fid *fid)
 		fi_close(&ep->vpep->fid);
 	if (ep->vsrx)
 		fi_close(&ep->vsrx->fid);
+	if (ep->vcq && ep->veq)
+		(void)fdm_ep_wait_attach(ep, false);
 	if (ep->vcq)
 		fi_close(&ep->vcq->fid);
 	if (ep->veq)

@@ -87,6 +87,14 @@ void fdm_handle_tx_done(struct fdm_ep *ep, struct fdm_tx *tx, int err)
 			if (!tx->done_rcvd)
 				return;		/* the peer is still reading */
 		}
+		if (!err && tx->done_status) {
+			/* the receiver could not read the data */
+			fdm_count(ep, tx->cntr, 1);
+			fdm_cq_write_err(ep->tx_cq, tx->context, tx->cq_flags, FI_EIO,
+					 tx->done_status, 0, 0, 0, 0);
+			fdm_tx_put(ep, tx);
+			return;
+		}
 		/* fall through */
 	case FDM_TX_EAGER:
 		if (err) {
@@ -363,9 +371,10 @@ static void fdm_rndv_start(struct fdm_ep *ep, struct fdm_conn *conn,
 	fdm_rndv_pump(ep);
 }
 
-static bool fdm_send_done(struct fdm_ep *ep, struct fdm_rndv *rv)
+static bool fdm_send_done(struct fdm_ep *ep, struct fdm_rndv *rv, int status)
 {
-	struct fdm_hdr h = { .op = FDM_OP_RNDV_DONE, .tag = rv->rinfo.req_id };
+	struct fdm_hdr h = { .op = FDM_OP_RNDV_DONE, .tag = rv->rinfo.req_id,
+			     .data = (uint64_t)(uint32_t)status };
 	struct fdm_tx *tx = fdm_tx_get(ep);
 
 	if (!tx)
@@ -411,6 +420,27 @@ static void fdm_rndv_finish(struct fdm_ep *ep, struct fdm_rndv *rv)
 	free(rv);
 }
 
+/* A rendezvous that failed, once its reads are all back. The sender
+ * holds its send until it hears from us: on a connection that still
+ * works (the failure was ours before any read failed on it: a buffer
+ * that cannot be registered, a read the device refused to post) a done
+ * carrying the status tells it; a failed connection told it by its
+ * disconnect (fdm_conn_fail). */
+static void fdm_rndv_fail_finish(struct fdm_ep *ep, struct fdm_rndv *rv)
+{
+	struct fdm_conn *c = rv->conn;
+
+	if (rv->inflight)
+		return;
+	if (!rv->done_sent && c->vep && c->state == FDM_C_CONNECTED &&
+	    (!rv->vep || rv->vep == c->vep)) {
+		if (!fdm_send_done(ep, rv, rv->err))
+			return;		/* no transmit request: next round */
+		rv->done_sent = true;
+	}
+	fdm_rndv_finish(ep, rv);
+}
+
 /* Post the reads that can go, finish what is read. */
 void fdm_rndv_pump(struct fdm_ep *ep)
 {
@@ -422,8 +452,7 @@ void fdm_rndv_pump(struct fdm_ep *ep)
 
 		n = n->next;
 		if (rv->err) {
-			if (!rv->inflight)
-				fdm_rndv_finish(ep, rv);
+			fdm_rndv_fail_finish(ep, rv);
 			continue;
 		}
 		if (rv->conn->state != FDM_C_CONNECTED)
@@ -455,17 +484,17 @@ void fdm_rndv_pump(struct fdm_ep *ep)
 				rv->err = (int)-ret;
 				break;
 			}
+			rv->vep = rv->conn->vep;
 			rv->inflight++;
 			rv->posted += chunk;
 		}
 		if (rv->err) {
-			if (!rv->inflight)
-				fdm_rndv_finish(ep, rv);
+			fdm_rndv_fail_finish(ep, rv);
 			continue;
 		}
 		if (rv->posted == rv->total && !rv->inflight) {
 			if (!rv->done_sent) {
-				if (!fdm_send_done(ep, rv))
+				if (!fdm_send_done(ep, rv, 0))
 					continue;	/* no bounce buffer: next round */
 				rv->done_sent = true;
 			}
@@ -478,8 +507,17 @@ void fdm_handle_rndv_read(struct fdm_ep *ep, struct fdm_rndv *rv, int err)
 {
 	(void)ep;
 	rv->inflight--;
-	if (err && !rv->err)
+	if (!err)
+		return;
+	if (!rv->err)
 		rv->err = err;
+	/* A read that failed (not one flushed behind another failure) left
+	 * its QP in error: nothing more goes on that connection, a done
+	 * included, and the sender would wait for ever. Failing the
+	 * connection disconnects it, which the sender sees and fails its
+	 * send on. */
+	if (err != FI_ECANCELED && rv->vep && rv->conn->vep == rv->vep)
+		fdm_conn_fail(rv->conn, FI_EIO);
 }
 
 void fdm_rndv_fail_conn(struct fdm_ep *ep, struct fdm_conn *c, int err)
@@ -572,7 +610,8 @@ void fdm_repost(struct fdm_ep *ep, struct fdm_rxbuf *rb)
 			fi_strerror((int)-ret));
 }
 
-static void fdm_handle_done(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t id)
+static void fdm_handle_done(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t id,
+			    uint64_t status)
 {
 	uint32_t idx = (uint32_t)id, gen = (uint32_t)(id >> 32);
 	struct fdm_tx *tx;
@@ -588,6 +627,10 @@ static void fdm_handle_done(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t i
 		return;
 	}
 	tx->done_rcvd = true;
+	/* the receiver's status (decode kept it below 2^32): any nonzero
+	 * one fails the send; kept as prov_errno, clamped to its field */
+	if (status)
+		tx->done_status = status > UINT16_MAX ? UINT16_MAX : (uint16_t)status;
 	if (tx->rts_done)
 		fdm_handle_tx_done(ep, tx, 0);
 }
@@ -711,7 +754,7 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 		break;
 	}
 	case FDM_OP_RNDV_DONE:
-		fdm_handle_done(ep, conn, h.tag);
+		fdm_handle_done(ep, conn, h.tag, h.data);
 		break;
 	case FDM_OP_RMA_EVENT:
 		fdm_count(ep, h.tag == FDM_EV_WRITE ? FDM_CNTR_RWRITE : FDM_CNTR_RREAD, 0);
@@ -787,7 +830,7 @@ static void fdm_discard_unexp(struct fdm_ep *ep, struct fdm_unexp *u)
 		struct fdm_rndv rv = { .conn = u->conn, .rinfo = u->rinfo };
 
 		if (u->conn->state == FDM_C_CONNECTED || u->conn->state == FDM_C_ACCEPTING)
-			fdm_send_done(ep, &rv);
+			fdm_send_done(ep, &rv, 0);
 	}
 	free(u->payload);
 	free(u);

@@ -243,7 +243,8 @@ int fdm_hdr_decode(struct fdm_hdr *h, const uint8_t *in, size_t len,
 			return -FI_EINVAL;
 		return 0;
 	case FDM_OP_RNDV_DONE:
-		if (len != FDM_HDR_LEN || h->size || h->flags)
+		/* the data field is the receiver's status (0: all read) */
+		if (len != FDM_HDR_LEN || h->size || h->flags || h->data > UINT32_MAX)
 			return -FI_EINVAL;
 		return 0;
 	case FDM_OP_RMA_EVENT:

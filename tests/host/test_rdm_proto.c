@@ -148,6 +148,17 @@ static void test_hdr(void)
 	fdm_hdr_encode(buf, &h);
 	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN, FDM_EAGER_MAX), 0);
 	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN + 1, FDM_EAGER_MAX), -FI_EINVAL);
+	/* done's data field is the receiver's status: below 2^32 */
+	h = (struct fdm_hdr){ .op = FDM_OP_RNDV_DONE, .tag = 5, .data = FI_EFAULT };
+	fdm_hdr_encode(buf, &h);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN, FDM_EAGER_MAX), 0);
+	CHECK_EQ(o.data, (uint64_t)FI_EFAULT);
+	h.data = UINT32_MAX;
+	fdm_hdr_encode(buf, &h);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN, FDM_EAGER_MAX), 0);
+	h.data = (uint64_t)UINT32_MAX + 1;
+	fdm_hdr_encode(buf, &h);
+	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN, FDM_EAGER_MAX), -FI_EINVAL);
 	h = (struct fdm_hdr){ .op = FDM_OP_RMA_EVENT, .tag = 3 };
 	fdm_hdr_encode(buf, &h);
 	CHECK_EQ(fdm_hdr_decode(&o, buf, FDM_HDR_LEN, FDM_EAGER_MAX), -FI_EINVAL);

@@ -163,6 +163,9 @@ struct fdm_tx {
 	bool done_rcvd;			/* rendezvous, atomic: the peer answered */
 	bool in_use;
 	uint8_t cntr;			/* FDM_CNTR_* index to count into */
+	/* rendezvous: the status the peer's done carried (0: read it all);
+	 * set and read by the library only, in what was padding */
+	uint16_t done_status;
 	uint32_t idx;
 	uint32_t gen;			/* rendezvous id = gen << 32 | idx */
 	uint32_t wire_len;		/* header + payload in buf */
