@@ -8,3 +8,10 @@ fd_device_test(test_msg_recvv)
 target_sources(fdt_common PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/device/fdt_res.c)
 fd_device_test(test_res_weight)
 fd_device_test(test_msg_ipv6)
+# test_cm_pep_handle: an active endpoint opened with info->handle set to a
+# passive endpoint takes over its address and connects from it (issue 21,
+# fabtests' fi_msg_sockets); also against upstream libfabric both ways.
+fd_device_test(test_cm_pep_handle)
+if(COMMAND fd_interop_test)
+  fd_interop_test(test_cm_pep_handle)
+endif()
