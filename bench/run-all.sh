@@ -91,6 +91,9 @@ for v in direct off; do
 	mode=verbs
 	[ "$v" = off ] && mode=OFF
 	dir=$REPO/build/bench-$v
+	# The configure log sits beside the tree, in build/: on a fresh clone
+	# nothing has created that yet.
+	mkdir -p "$dir"
 	cmake -S "$REPO" -B "$dir" -DFABRIC_DIRECT=$mode -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DFABRIC_DIRECT_TESTS=OFF -DFABRIC_DIRECT_BENCH=ON -DFABRIC_DIRECT_RSTREAM=ON > "$dir.cmake.log" 2>&1 ||
 		{ cat "$dir.cmake.log"; exit 1; }

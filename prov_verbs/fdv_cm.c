@@ -51,9 +51,11 @@ static int fdv_cm_getname(fid_t fid, void *addr, size_t *addrlen)
 
 	if (!fid)
 		return -FI_EINVAL;
-	if (fid->fclass == FI_CLASS_PEP)
+	if (fid->fclass == FI_CLASS_PEP) {
 		id = FDV_OBJ(struct fdv_pep, pep_fid.fid, fid)->id;
-	else if (fid->fclass == FI_CLASS_EP)
+		if (!id)
+			return -FI_EOPBADSTATE;	/* an active endpoint took it */
+	} else if (fid->fclass == FI_CLASS_EP)
 		id = FDV_OBJ(struct fdv_msg_ep, ep.ep_fid.fid, fid)->id;
 	else
 		return -FI_EINVAL;
@@ -83,7 +85,7 @@ static int fdv_pep_setname(struct fdv_pep *pep, void *addr)
 	struct rdma_cm_id *id;
 	int err;
 
-	if (pep->listening)
+	if (pep->listening || !pep->id)
 		return -FI_EOPBADSTATE;
 	if (rdma_create_id(pep->eq ? pep->eq->channel : NULL, &id,
 			   &pep->pep_fid.fid, RDMA_PS_TCP))
@@ -341,6 +343,8 @@ static int fdv_pep_listen(struct fid_pep *pep_fid)
 	if (!pep_fid)
 		return -FI_EINVAL;
 	pep = fdv_pep_of(pep_fid);
+	if (!pep->id)
+		return -FI_EOPBADSTATE;
 	if (!pep->eq)
 		return -FI_ENOEQ;
 	if (pep->listening)
@@ -426,6 +430,8 @@ static int fdv_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		return -FI_EBADFLAGS;
 	if (pep->eq)
 		return -FI_EINVAL;	/* one EQ for the endpoint's life */
+	if (!pep->id)
+		return -FI_EOPBADSTATE;
 	eq = FDV_OBJ(struct fdv_eq, eq_fid.fid, bfid);
 	ret = fdv_eq_attach(eq, pep->id);
 	if (ret)
@@ -441,7 +447,7 @@ static int fdv_pep_close(struct fid *fid)
 
 	if (pep->eq)
 		fdv_eq_forget(pep->eq, fid);
-	if (rdma_destroy_id(pep->id))
+	if (pep->id && rdma_destroy_id(pep->id))
 		FD_WARN(FD_LOG_EP_CTRL, "rdma_destroy_id: %s", strerror(errno));
 	if (pep->eq)
 		atomic_fetch_sub(&pep->eq->refs, 1);
@@ -478,6 +484,57 @@ static struct fi_ops fdv_pep_fid_ops = {
 	.tostr = NULL,
 	.ops_set = NULL,
 };
+
+/* fi_endpoint with info->handle naming a passive endpoint (fi_endpoint(3)):
+ * the active endpoint acquires the passive one's rdma_cm id, so it keeps
+ * the address fi_passive_ep or fi_setname bound (a program reserves a port
+ * before it knows which side of a connection it will be). The id is made
+ * synchronous for fi_endpoint's resolution of the peer, as a fresh one
+ * would be, and then resolved toward info->dest_addr from its own bound
+ * address. On success the passive endpoint has no id left: fi_close is
+ * all it is still good for. On failure it keeps its id, its EQ channel
+ * and its address (a failed route lookup leaves the address resolved,
+ * which fi_listen then refuses; fi_setname gives a fresh id). */
+int fdv_pep_yield_id(struct fid *fid, struct fdv_msg_ep *ep,
+		     const struct fi_info *info, struct rdma_cm_id **id_out)
+{
+	struct fdv_pep *pep;
+	struct rdma_cm_id *id;
+	int err = 0;
+
+	if (fid->ops != &fdv_pep_fid_ops)
+		return -FI_EINVAL;	/* another provider's or layer's */
+	pep = FDV_OBJ(struct fdv_pep, pep_fid.fid, fid);
+	if (!pep->id || pep->listening)
+		return -FI_EOPBADSTATE;
+	id = pep->id;
+	/* Without an EQ the id is synchronous already (created on no
+	 * channel), and librdmacm refuses to make a synchronous id so again. */
+	if (pep->eq && rdma_migrate_id(id, NULL))
+		return -fdv_errno_to_fi(errno);
+	if (info->dest_addr &&
+	    (rdma_resolve_addr(id, NULL, (struct sockaddr *)info->dest_addr,
+			       FDV_RESOLVE_TIMEOUT_MS) ||
+	     rdma_resolve_route(id, FDV_RESOLVE_TIMEOUT_MS)))
+		err = errno;
+	if (!err && id->verbs && id->verbs != ep->domain->verbs) {
+		FD_WARN(FD_LOG_EP_CTRL, "the passive endpoint's address is on another device than the domain's");
+		if (pep->eq)
+			rdma_migrate_id(id, pep->eq->channel);
+		return -FI_EDOMAIN;
+	}
+	if (err) {
+		FD_WARN(FD_LOG_EP_CTRL, "resolving the peer address from the passive endpoint's: %s",
+			strerror(err));
+		if (pep->eq)
+			rdma_migrate_id(id, pep->eq->channel);
+		return -fdv_errno_to_fi(err);
+	}
+	id->context = &ep->ep.ep_fid.fid;
+	pep->id = NULL;
+	*id_out = id;
+	return 0;
+}
 
 int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep_out, void *context)

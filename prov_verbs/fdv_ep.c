@@ -663,7 +663,10 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 		return -FI_EINVAL;
 	if (info->rx_attr && info->rx_attr->iov_limit > FDV_IOV_MAX)
 		return -FI_EINVAL;
-	if (info->handle && info->handle->fclass != FI_CLASS_CONNREQ)
+	/* A connection request (the accepting side) or a passive endpoint
+	 * whose address the new endpoint takes over. */
+	if (info->handle && info->handle->fclass != FI_CLASS_CONNREQ &&
+	    info->handle->fclass != FI_CLASS_PEP)
 		return -FI_EINVAL;
 	dom = FDV_OBJ(struct fdv_domain, domain_fid, domain);
 	ep = calloc(1, sizeof(*ep));
@@ -675,7 +678,12 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 		return -FI_ENOMEM;
 	}
 	ep->domain = dom;
-	if (info->handle) {
+	ep->info->handle = NULL;	/* neither is ours to keep */
+	if (info->handle && info->handle->fclass == FI_CLASS_PEP) {
+		ret = fdv_pep_yield_id(info->handle, ep, info, &ep->id);
+		if (ret)
+			goto err;
+	} else if (info->handle) {
 		/* The passive side: adopt the connection request's id. */
 		struct fdv_connreq *req = FDV_OBJ(struct fdv_connreq, handle, info->handle);
 

@@ -246,6 +246,8 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
 int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep, void *context);
+int fdv_pep_yield_id(struct fid *fid, struct fdv_msg_ep *ep,
+		     const struct fi_info *info, struct rdma_cm_id **id);
 void fdv_cm_handle_event(struct fdv_eq *eq, struct rdma_cm_event *ev);
 void fdv_cm_connect_expired(struct fdv_eq *eq, struct fdv_msg_ep *ep);
 extern struct fi_ops_cm fdv_msg_ep_cm_ops;

@@ -23,6 +23,9 @@
 #                            same provider functions; its clang ASan run was
 #                            dropped to keep CI near 30 minutes)
 #   build/tsan-clang         TSan, FI_THREAD_SAFE, clang: the threaded tests
+# First of all, the README's other command, bench/run-all.sh, as a fresh
+# clone runs it (tests/bench_fresh.sh: a copy of the tree without build/,
+# one short part; its own two builds and one VM session).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -31,6 +34,11 @@ t0=$(date +%s)
 stamp() { echo "=== [$(( $(date +%s) - t0 )) s] $*"; }
 
 scripts/install-deps.sh
+
+if [ "${FD_SKIP_DEVICE:-0}" != 1 ]; then
+  stamp "bench/run-all.sh from a fresh tree (latency part, 1 B)"
+  tests/bench_fresh.sh "$jobs"
+fi
 
 build() { # dir, extra cmake args...
   local dir=$1; shift

@@ -6,11 +6,21 @@
 # each built and run (tests/install/app.c checks the data path kind and
 # that fi_getinfo comes from PREFIX/lib). Also: both .pc files name the
 # prefix given at install time, not the configured one.
-#   check_install.sh BUILD_DIR DIRECT(0|1) CC
+#   check_install.sh BUILD_DIR DIRECT(0|1) CC [SANITIZE]
+# SANITIZE: the build's FABRIC_DIRECT_SANITIZE (e.g. address,undefined).
+# A sanitized libfabric.so needs a program built with the same
+# -fsanitize (gcc's ASan runtime must be loaded first, clang links none
+# into a shared library), so the probe then gets it too.
 set -uo pipefail
-build=${1:?usage: check_install.sh BUILD_DIR DIRECT CC}
+build=${1:?usage: check_install.sh BUILD_DIR DIRECT CC [SANITIZE]}
 direct=${2:?}
 cc=${3:-cc}
+sanitize=${4:-}
+san_flags=()
+if [ -n "$sanitize" ]; then
+  san_flags=(-fsanitize="$sanitize" -fno-omit-frame-pointer)
+  echo "sanitized build: the probe is built with ${san_flags[*]}"
+fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 command -v pkg-config >/dev/null || { echo "SKIP: no pkg-config (apt-get install pkg-config)"; exit 77; }
 work=$(mktemp -d)
@@ -42,7 +52,8 @@ done
 
 run() {  # NAME CC-ARGS...
   local name=$1; shift
-  if ! "$cc" -o "$work/$name" "$here/app.c" "$@" >"$work/$name.log" 2>&1; then
+  if ! "$cc" ${san_flags[@]+"${san_flags[@]}"} -o "$work/$name" "$here/app.c" "$@" \
+       >"$work/$name.log" 2>&1; then
     cat "$work/$name.log"; fail "$name: does not build"; return
   fi
   if FI_EXPECT_LIBDIR=$libdir FI_DIRECT_EXPECT=$direct "$work/$name"; then
