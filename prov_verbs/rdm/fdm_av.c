@@ -256,7 +256,14 @@ int fdm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE &&
 	    attr->type != FI_AV_MAP)
 		return -FI_EINVAL;
-	if (attr->rx_ctx_bits || attr->name || (attr->flags & ~(uint64_t)FI_SYMMETRIC))
+	/* rx_ctx_bits reserves the top of an fi_addr_t for a scalable
+	 * endpoint's receive context (fi_rx_addr). There are none here, so
+	 * the only context is 0 and an address with bits there names no
+	 * entry; but a program that reserves them (MPICH's verbs;ofi_rxm set
+	 * asks for 8) must get its AV. */
+	if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > 32)
+		return -FI_EINVAL;
+	if (attr->name || (attr->flags & ~(uint64_t)FI_SYMMETRIC))
 		return -FI_ENOSYS;
 	av = calloc(1, sizeof(*av));
 	if (!av)

@@ -98,6 +98,22 @@ static void full_set(void)
 	rdmt_wait_ok(e1.cq, &c);
 	FDT_ASSERT(c.e.op_context == &sctx, "send context");
 
+	/* the AV as MPICH 4.0's verbs;ofi_rxm set opens it: a table that
+	 * reserves 8 bits for receive contexts (no scalable endpoint: context
+	 * 0, fi_rx_addr leaves the address as it is) */
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .rx_ctx_bits = 8, .count = 4 };
+	struct fid_av *av;
+	fi_addr_t a = FI_ADDR_NOTAVAIL;
+	uint8_t name[256];
+	size_t namelen = sizeof(name);
+
+	FDT_OK(fi_av_open(d.domain, &av_attr, &av, NULL));
+	FDT_ASSERT(fi_av_insert(av, e2.name, 1, &a, 0, NULL) == 1, "insert into the rx_ctx_bits AV");
+	FDT_ASSERT(fi_rx_addr(a, 0, 8) == a, "fi_rx_addr(addr, 0, 8) changed the address");
+	FDT_OK(fi_av_lookup(av, fi_rx_addr(a, 0, 8), name, &namelen));
+	FDT_ASSERT(namelen == e2.namelen && !memcmp(name, e2.name, namelen), "lookup");
+	FDT_OK(fi_close(&av->fid));
+
 	rdmt_ep_close(&e1);
 	rdmt_ep_close(&e2);
 	rdmt_dom_close(&d);	/* frees info */
