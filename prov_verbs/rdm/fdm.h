@@ -5,8 +5,11 @@
  * each RDM domain holds a verbs domain, each RDM endpoint a verbs passive
  * endpoint (its address), an EQ, one CQ for all its connections, a shared
  * receive context (the eager pool) and one verbs MSG endpoint per peer,
- * made on first use. Progress is manual: reading an RDM CQ or counter
- * drives the endpoints bound to it (fdm_ep_progress). */
+ * made on first use. Progress is manual by default: reading an RDM CQ or
+ * counter drives the endpoints bound to it (fdm_ep_progress). A domain
+ * opened with FI_PROGRESS_AUTO also has a thread of its own that drives
+ * every endpoint when their verbs fds say something arrived
+ * (fdm_domain.c, docs/fi_rdm.7.md "Progress"). */
 #ifndef FDM_H
 #define FDM_H
 
@@ -59,10 +62,19 @@ struct fdm_domain {
 	struct fi_info *core;		/* verbs MSG info the endpoints use */
 	/* One lock for all the layer's state in this domain: progress of
 	 * any endpoint may complete into any CQ or counter of it. Taken
-	 * only when the application asked for FI_THREAD_SAFE; under
-	 * FI_THREAD_DOMAIN it serialises its calls itself. */
+	 * when the application asked for FI_THREAD_SAFE, or for
+	 * FI_PROGRESS_AUTO (the progress thread is a second caller); under
+	 * FI_THREAD_DOMAIN with manual progress the application serialises
+	 * its calls itself. */
 	pthread_mutex_t mutex;
 	bool locked;
+	/* FI_PROGRESS_AUTO (data or control): the progress thread, which
+	 * sleeps on prog_epfd (wait_epfd and prog_stopfd) */
+	bool auto_progress;
+	bool prog_running;
+	int prog_stop;			/* set (atomic) at close */
+	int prog_epfd, prog_stopfd;
+	pthread_t prog_thread;
 	int refs;
 	uint32_t pool_size;		/* SRQ depth per endpoint */
 	struct fdm_node eps;		/* enabled endpoints (counter progress) */

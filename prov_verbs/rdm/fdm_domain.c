@@ -2,6 +2,8 @@
  * ops open the layer's objects (AV, CQ, counters, RDM endpoints, memory
  * registrations: fdm_mr.c wraps verbs ones so that the target of an
  * atomic knows its regions). */
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 #include "fd_core.h"
 #include "fd_enosys.h"
@@ -141,6 +144,117 @@ int fdm_wildcard(const void *addr)
 	return 0;
 }
 
+/* ---- FI_PROGRESS_AUTO: the domain's progress thread ----
+ *
+ * It sleeps on the domain's epoll set of verbs CQ channel and EQ fds (the
+ * wait objects' set) and, when one turns readable, runs under the domain
+ * lock what an fi_cq_read would run for every endpoint of the domain.
+ * Completions go to the software CQs (and wake an armed CQ's fd there).
+ * Sleeping follows the wait objects' rule: arm (fdm_domain_trywait), and
+ * only if that says nothing is pending wait on the fds. */
+
+/* Idle: every fd armed. The timeout is only a safety net for work no fd
+ * announces and that fdm_domain_trywait does not see either; it costs
+ * five wake-ups a second. */
+#define FDM_AUTO_IDLE_MS	200
+/* Busy (trywait said -FI_EAGAIN: sends waiting for the peer's credit
+ * writes, a connection being made, a rendezvous to pump): a few passes at
+ * once, then one a millisecond, so that a peer slow to free credits does
+ * not keep a core spinning. */
+#define FDM_AUTO_BUSY_MS	1
+#define FDM_AUTO_SPINS		16
+
+static void *fdm_progress_thread(void *arg)
+{
+	struct fdm_domain *d = arg;
+	struct epoll_event ev[2];
+	unsigned spins = 0;
+
+	while (!__atomic_load_n(&d->prog_stop, __ATOMIC_ACQUIRE)) {
+		int ret, timeout;
+
+		pthread_mutex_lock(&d->mutex);
+		/* every endpoint first: trywait stops at the first busy one */
+		for (struct fdm_node *n = d->eps.next; n != &d->eps; n = n->next)
+			fdm_ep_progress(fdm_entry(n, struct fdm_ep, dom_node));
+		ret = fdm_domain_trywait(d);
+		pthread_mutex_unlock(&d->mutex);
+		if (!ret) {
+			spins = 0;
+			timeout = FDM_AUTO_IDLE_MS;
+		} else if (ret == -FI_EAGAIN) {
+			timeout = ++spins < FDM_AUTO_SPINS ? 0 : FDM_AUTO_BUSY_MS;
+		} else {
+			/* a verbs error arming: do not spin on it */
+			FD_WARN(FD_LOG_DOMAIN, "RDM progress thread: trywait: %s",
+				fi_strerror(-ret));
+			timeout = FDM_AUTO_IDLE_MS;
+		}
+		if (epoll_wait(d->prog_epfd, ev, 2, timeout) < 0 && errno != EINTR) {
+			FD_WARN(FD_LOG_DOMAIN, "RDM progress thread: epoll_wait: %s",
+				strerror(errno));
+			usleep(FDM_AUTO_IDLE_MS * 1000);
+		}
+	}
+	return NULL;
+}
+
+static int fdm_progress_start(struct fdm_domain *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t all, old;
+	int ret;
+
+	d->prog_epfd = epoll_create1(EPOLL_CLOEXEC);
+	d->prog_stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (d->prog_epfd < 0 || d->prog_stopfd < 0)
+		goto err_fd;
+	/* the stop fd is the thread's own: not in wait_epfd, which the
+	 * CQs' and counters' fds hold */
+	if (epoll_ctl(d->prog_epfd, EPOLL_CTL_ADD, d->wait_epfd, &ev) ||
+	    epoll_ctl(d->prog_epfd, EPOLL_CTL_ADD, d->prog_stopfd, &ev))
+		goto err_fd;
+	/* the application's signals are for its own threads: the progress
+	 * thread starts with all of them blocked */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&d->prog_thread, NULL, fdm_progress_thread, d);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		FD_WARN(FD_LOG_DOMAIN, "RDM progress thread: %s", strerror(ret));
+		ret = ret == EAGAIN ? -FI_EAGAIN : -FI_ENOMEM;
+		goto err;
+	}
+	d->prog_running = true;
+	return 0;
+err_fd:
+	ret = -FI_EMFILE;
+err:
+	if (d->prog_epfd >= 0)
+		close(d->prog_epfd);
+	if (d->prog_stopfd >= 0)
+		close(d->prog_stopfd);
+	d->prog_epfd = d->prog_stopfd = -1;
+	return ret;
+}
+
+/* Before anything the thread reads is freed: it is joined here. */
+static void fdm_progress_stop(struct fdm_domain *d)
+{
+	uint64_t one = 1;
+
+	if (!d->prog_running)
+		return;
+	__atomic_store_n(&d->prog_stop, 1, __ATOMIC_RELEASE);
+	if (write(d->prog_stopfd, &one, sizeof(one)) < 0)
+		FD_WARN(FD_LOG_DOMAIN, "RDM progress thread stop: %s", strerror(errno));
+	pthread_join(d->prog_thread, NULL);
+	d->prog_running = false;
+	close(d->prog_epfd);
+	close(d->prog_stopfd);
+	d->prog_epfd = d->prog_stopfd = -1;
+}
+
 static int fdm_domain_close(struct fid *fid)
 {
 	struct fdm_domain *d = fdv_container_of(fid, struct fdm_domain, domain_fid.fid);
@@ -148,6 +262,8 @@ static int fdm_domain_close(struct fid *fid)
 
 	if (d->refs)
 		return -FI_EBUSY;
+	/* no endpoint is left (refs), but the thread still reads d */
+	fdm_progress_stop(d);
 	ret = fi_close(&d->vdomain->fid);
 	if (ret)
 		return ret;
@@ -242,6 +358,7 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -FI_ENOMEM;
+	d->prog_epfd = d->prog_stopfd = -1;
 	/* every enabled endpoint's verbs CQ and EQ fds: what the wait
 	 * objects of this domain's CQs and counters sleep on */
 	d->wait_epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -296,9 +413,14 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	if (ret)
 		goto err;
 	pthread_mutex_init(&d->mutex, NULL);
-	d->locked = info->domain_attr &&
+	d->auto_progress = info->domain_attr &&
+		(info->domain_attr->data_progress == FI_PROGRESS_AUTO ||
+		 info->domain_attr->control_progress == FI_PROGRESS_AUTO);
+	/* the progress thread is a second caller: every call locks (and the
+	 * endpoints' inline paths stay off, fdm_ep_fast_update) */
+	d->locked = d->auto_progress || (info->domain_attr &&
 		(info->domain_attr->threading == FI_THREAD_SAFE ||
-		 info->domain_attr->threading == FI_THREAD_UNSPEC);
+		 info->domain_attr->threading == FI_THREAD_UNSPEC));
 	d->fabric = f;
 	fdm_list_init(&d->eps);
 	d->pool_size = core->rx_attr->size < FDM_POOL_MAX ?
@@ -312,6 +434,14 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	d->domain_fid.fid.ops = &fdm_domain_fi_ops;
 	d->domain_fid.ops = &fdm_domain_ops;
 	d->domain_fid.mr = &fdm_mr_ops;
+	if (d->auto_progress) {
+		ret = fdm_progress_start(d);
+		if (ret) {
+			fi_close(&d->vdomain->fid);
+			pthread_mutex_destroy(&d->mutex);
+			goto err;
+		}
+	}
 	*domain = &d->domain_fid;
 	return 0;
 err:

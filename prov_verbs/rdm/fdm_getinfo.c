@@ -158,12 +158,15 @@ static int fdm_make_rdm(struct fi_info *fi)
 	(void)core_max;
 
 	/* A domain mutex, taken only when the domain was opened with
-	 * FI_THREAD_SAFE (fdm_lock). */
+	 * FI_THREAD_SAFE or FI_PROGRESS_AUTO (fdm_lock). */
 	fi->domain_attr->threading = FI_THREAD_SAFE;
-	/* Connections are made and data moves only inside calls on the
-	 * layer's objects (CQ and counter reads, posts). */
-	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
-	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	/* Both progress models: manual (connections are made and data
+	 * moves only inside calls on the layer's objects) by default, auto
+	 * (a progress thread per domain, fdm_domain.c) when asked. The
+	 * matcher takes AUTO as serving either; fdm_apply_defaults then
+	 * says which the entry is. */
+	fi->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	fi->domain_attr->data_progress = FI_PROGRESS_AUTO;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = FI_AV_UNSPEC;
 	/* Sends copy or register for themselves: no FI_MR_LOCAL. The
@@ -190,6 +193,7 @@ static void fdm_apply_defaults(struct fi_info *fi, const struct fi_info *hints)
 {
 	const struct fi_tx_attr *htx = hints ? hints->tx_attr : NULL;
 	const struct fi_rx_attr *hrx = hints ? hints->rx_attr : NULL;
+	const struct fi_domain_attr *hd = hints ? hints->domain_attr : NULL;
 
 	fi->tx_attr->op_flags = htx ? htx->op_flags : 0;
 	fi->rx_attr->op_flags = hrx ? hrx->op_flags : 0;
@@ -203,6 +207,11 @@ static void fdm_apply_defaults(struct fi_info *fi, const struct fi_info *hints)
 		fi->rx_attr->size = FDM_DEF_RX_SIZE;
 	if (!hrx || !hrx->iov_limit)
 		fi->rx_attr->iov_limit = FDM_IOV_LIMIT;
+	/* What was asked; manual unless AUTO was (no thread, no lock). */
+	fi->domain_attr->data_progress = hd && hd->data_progress == FI_PROGRESS_AUTO ?
+		FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL;
+	fi->domain_attr->control_progress = hd && hd->control_progress == FI_PROGRESS_AUTO ?
+		FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL;
 }
 
 /* The hints minus the provider name (the front end already decided this
