@@ -8,7 +8,8 @@
 #
 #   scripts/build-mpich.sh FD_PREFIX OUT_PREFIX [WORK_DIR]
 #
-# WORK_DIR (default /var/tmp/fabric-direct-mpich) keeps the unpacked
+# WORK_DIR (default OUT_PREFIX.src, where the Soft-RoCE VM sees it: the
+# test suite reads its testlists from the source) keeps the unpacked
 # source between runs; the build itself is done afresh in OUT_PREFIX.build.
 # Options chosen for a short build on 2 cores: no Fortran, no C++
 # bindings, no ROMIO, the dataloop datatype engine (yaksa would compile
@@ -19,7 +20,7 @@
 set -euo pipefail
 fd=${1:?usage: build-mpich.sh FD_PREFIX OUT_PREFIX [WORK_DIR]}
 out=${2:?usage: build-mpich.sh FD_PREFIX OUT_PREFIX [WORK_DIR]}
-work=${3:-/var/tmp/fabric-direct-mpich}
+work=${3:-$2.src}
 fd=$(cd "$fd" && pwd -P)
 mkdir -p "$out" "$work"
 out=$(cd "$out" && pwd -P)
