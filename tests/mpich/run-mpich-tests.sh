@@ -26,7 +26,7 @@ mkdir -p "$out"
 [ "$(hostname)" = "(none)" ] && hostname fdrxe-vm
 export FI_PROVIDER="verbs;ofi_rxm"
 [ -n "${FD_RXE_NETDEV0:-}" ] && export FI_VERBS_IFACE=$FD_RXE_NETDEV0
-export MPITEST_TIMEOUT_MULTIPLIER=${MPITEST_TIMEOUT_MULTIPLIER:-0.5}
+export MPITEST_TIMEOUT_MULTIPLIER=${MPITEST_TIMEOUT_MULTIPLIER:-1.0}
 status=0
 for d in "$@"; do
   (cd "$tdir" && ./runtests -srcdir="$src" -tests=testlist -testdirs="$d" -maxnp=4 \
