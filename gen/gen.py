@@ -5,8 +5,8 @@ Inputs: gen/api.spec (which provider function implements which call) and the
 public headers in include/rdma (the calls' signatures and default bodies).
 Outputs (committed; never edit them by hand):
   include/fabric_direct/rdma/fi_direct*.h
-  prov_verbs/fdv_ops_gen.c, prov_verbs/fdv_ops.h
-  prov_verbs/fdv_ops_locked_gen.c            the OFF build's locked ops tables
+  prov_verbs/verbs/fdv_ops_gen.c, prov_verbs/verbs/fdv_ops.h
+  prov_verbs/verbs/fdv_ops_locked_gen.c      the OFF build's locked ops tables
   src/fd_enosys.c, src/include/fd_enosys.h   the shared -FI_ENOSYS stubs
   src/fabric-direct.map                      what a shared libfabric-direct exports:
                                              the public API and the FDV_EXPORT entry
@@ -26,9 +26,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC = "gen/api.spec"
 DIRECT_DIR = "include/fabric_direct/rdma"
-OPS_C = "prov_verbs/fdv_ops_gen.c"
-OPS_H = "prov_verbs/fdv_ops.h"
-OPS_LOCKED_C = "prov_verbs/fdv_ops_locked_gen.c"
+OPS_C = "prov_verbs/verbs/fdv_ops_gen.c"
+OPS_H = "prov_verbs/verbs/fdv_ops.h"
+OPS_LOCKED_C = "prov_verbs/verbs/fdv_ops_locked_gen.c"
 ENOSYS_C = "src/fd_enosys.c"
 ENOSYS_H = "src/include/fd_enosys.h"
 # The public headers whose ops tables get a shared "not supported" stub per
