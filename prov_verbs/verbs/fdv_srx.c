@@ -26,11 +26,6 @@
  * queue's depth, within what the device allows. */
 #define FDV_SRX_DEFAULT_SIZE 384
 
-struct fdv_srx *fdv_srx_of_fid(struct fid *fid)
-{
-	return FDV_OBJ(struct fdv_srx, ep.ep_fid.fid, fid);
-}
-
 static int fdv_srx_close(struct fid *fid)
 {
 	struct fdv_srx *srx = fdv_srx_of_fid(fid);

@@ -31,7 +31,7 @@
 #include <rdma/fi_errno.h>
 
 #include "fd_core.h"
-#include "fdv_getinfo.h"
+#include "fdv_device.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -434,7 +434,7 @@ static const char *const fake_names[] = { "fz_roce0", "fz_iw0" };
 static void check_templates(uint32_t version, const struct fi_info *hints)
 {
 	for (size_t i = 0; i < sizeof(fake_names) / sizeof(fake_names[0]); i++) {
-		const struct fi_info *tmpl = fdv_device_template(fake_names[i]);
+		const struct fi_info *tmpl = fdv_test_template(fake_names[i]);
 		const char *why = "unset";
 		struct fi_info *n;
 		int ret;
