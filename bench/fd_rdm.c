@@ -39,6 +39,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include "bench_util.h"
+
 #ifdef BENCH_HAVE_CALLGRIND
 #include <valgrind/callgrind.h>
 #define CG_TOGGLE() do { if (cg) CALLGRIND_TOGGLE_COLLECT; } while (0)
@@ -84,14 +86,6 @@ struct side {
 	struct fi_cq_tagged_entry stash[STASH];
 	unsigned nstash;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void open_side(struct side *s, size_t maxlen)
 {
@@ -243,7 +237,7 @@ static void pingpong(struct side *s, int client, enum test t, size_t len, unsign
 			s->empties = 0;
 			s->calls = 0;
 			CG_ZERO();
-			t0 = now_ns();
+			t0 = bu_now_ns();
 		}
 		OK(post_recv(s, t, len, &ctx[0]));
 		if (client) {
@@ -256,7 +250,7 @@ static void pingpong(struct side *s, int client, enum test t, size_t len, unsign
 		}
 	}
 	if (client) {
-		double us = (double)(now_ns() - t0) / 1000.0 / iters / 2;
+		double us = (double)(bu_now_ns() - t0) / 1000.0 / iters / 2;
 		char tag[128];
 
 		snprintf(tag, sizeof(tag), "fdrdm:%s:%s:%zu:loop", variant, test_names[t], len);
@@ -305,7 +299,7 @@ static void stream(struct side *s, int client, enum test t, size_t len, unsigned
 	uint64_t t0;
 
 	if (client) {
-		t0 = now_ns();
+		t0 = bu_now_ns();
 		while (done < iters) {
 			while (posted < iters && posted - done < window) {
 				OK(post_send(s, T_TBW, len, &ctx[posted % MAXWIN]));
@@ -318,7 +312,7 @@ static void stream(struct side *s, int client, enum test t, size_t len, unsigned
 		OK(post_recv(s, T_TBW, 8, &ctx[MAXWIN]));
 		reap_until(s, 1, 0);
 		{
-			double secs = (double)(now_ns() - t0) / 1e9;
+			double secs = (double)(bu_now_ns() - t0) / 1e9;
 
 			if (t == T_RATE)
 				printf("%-5s %9zu %7u %10.4f Mmsg/s\n", test_names[t], len, iters,
@@ -373,17 +367,6 @@ static void read_all(int fd, void *p, size_t n)
 		p = (char *)p + r;
 		n -= (size_t)r;
 	}
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	(void)sched_setaffinity(0, sizeof(set), &set);
 }
 
 static size_t parse_size(const char *s, char **end)
@@ -469,7 +452,9 @@ int main(int argc, char **argv)
 	client = pid == 0;
 	if (client)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-	pin(client ? 1 : 0);
+	/* One CPU: both sides share it, nothing to pin. */
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		bu_pin(client ? 1 : 0);
 	open_side(&s, maxlen);
 	namelen = sizeof(name);
 	OK(fi_getname(&s.ep->fid, name, &namelen));

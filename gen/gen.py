@@ -5,8 +5,8 @@ Inputs: gen/api.spec (which provider function implements which call) and the
 public headers in include/rdma (the calls' signatures and default bodies).
 Outputs (committed; never edit them by hand):
   include/fabric_direct/rdma/fi_direct*.h
-  prov_verbs/fdv_ops_gen.c, prov_verbs/fdv_ops.h
-  prov_verbs/fdv_ops_locked_gen.c            the OFF build's locked ops tables
+  prov_verbs/verbs/fdv_ops_gen.c, prov_verbs/verbs/fdv_ops.h
+  prov_verbs/verbs/fdv_ops_locked_gen.c      the OFF build's locked ops tables
   src/fd_enosys.c, src/include/fd_enosys.h   the shared -FI_ENOSYS stubs
   src/fabric-direct.map                      what a shared libfabric-direct exports:
                                              the public API and the FDV_EXPORT entry
@@ -26,9 +26,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC = "gen/api.spec"
 DIRECT_DIR = "include/fabric_direct/rdma"
-OPS_C = "prov_verbs/fdv_ops_gen.c"
-OPS_H = "prov_verbs/fdv_ops.h"
-OPS_LOCKED_C = "prov_verbs/fdv_ops_locked_gen.c"
+OPS_C = "prov_verbs/verbs/fdv_ops_gen.c"
+OPS_H = "prov_verbs/verbs/fdv_ops.h"
+OPS_LOCKED_C = "prov_verbs/verbs/fdv_ops_locked_gen.c"
 ENOSYS_C = "src/fd_enosys.c"
 ENOSYS_H = "src/include/fd_enosys.h"
 # The public headers whose ops tables get a shared "not supported" stub per
@@ -490,10 +490,16 @@ def direct_header(h, public_text, layers):
 # --------------------------------------------------------------------------
 # Shared -FI_ENOSYS stubs: one per ops-table field, in the core
 # --------------------------------------------------------------------------
-def enosys_name(struct, field):
+def enosys_name(struct, field, prefix="fd_no"):
     """fd_no_<table>_<field>; the table of every fid (struct fi_ops) is "fid"."""
     short = "fid" if struct == "fi_ops" else struct[len("fi_ops_"):]
-    return "fd_no_%s_%s" % (short, field)
+    return "%s_%s_%s" % (prefix, short, field)
+
+
+# Tables that also get a second stub set answering -FI_EOPNOTSUPP
+# (fd_eopnotsupp_<table>_<field>): "this object never does that", where
+# -FI_ENOSYS would read "not implemented". The verbs SRX context's CM calls.
+EOPNOTSUPP_STRUCTS = ("fi_ops_cm",)
 
 
 def enosys_fields(all_text):
@@ -518,7 +524,9 @@ def enosys_files(all_text):
     h.append("/* \"Not supported\" for every ops-table field that can say so: a provider")
     h.append(" * or layer points a field it does not implement at fd_no_<table>_<field>")
     h.append(" * instead of writing its own stub. Every stub answers -FI_ENOSYS and")
-    h.append(" * touches nothing. Not installed: the core's interface to providers. */")
+    h.append(" * touches nothing; the tables of EOPNOTSUPP_STRUCTS (gen/gen.py) also")
+    h.append(" * get fd_eopnotsupp_<table>_<field>, answering -FI_EOPNOTSUPP. Not")
+    h.append(" * installed: the core's interface to providers. */")
     h.append("#ifndef FD_ENOSYS_H")
     h.append("#define FD_ENOSYS_H")
     h.append("")
@@ -531,19 +539,22 @@ def enosys_files(all_text):
     c = [banner("/*", "*/"), ""]
     c.append('#include "fd_enosys.h"')
     last = None
-    for struct, field, ret, params in fields:
-        if struct != last:
+    stubs = [(s_, f_, r_, p_, "fd_no", "-FI_ENOSYS") for s_, f_, r_, p_ in fields]
+    stubs += [(s_, f_, r_, p_, "fd_eopnotsupp", "-FI_EOPNOTSUPP")
+              for s_, f_, r_, p_ in fields if s_ in EOPNOTSUPP_STRUCTS]
+    for struct, field, ret, params, prefix, value in stubs:
+        if (struct, prefix) != last:
             h.append("")
-            h.append("/* struct %s */" % struct)
-            last = struct
-        h.append("%s %s(%s);" % (ret, enosys_name(struct, field), params))
+            h.append("/* struct %s%s */" % (struct, ", %s" % value if prefix != "fd_no" else ""))
+            last = (struct, prefix)
+        h.append("%s %s(%s);" % (ret, enosys_name(struct, field, prefix), params))
         names = [re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", p).group(1)
                  for p in split_params(params) if p != "void"]
         c.append("")
-        c.append("%s %s(%s)" % (ret, enosys_name(struct, field), params))
+        c.append("%s %s(%s)" % (ret, enosys_name(struct, field, prefix), params))
         c.append("{")
         c.append("\t" + " ".join("(void)%s;" % nm for nm in names))
-        c.append("\treturn -FI_ENOSYS;")
+        c.append("\treturn %s;" % value)
         c.append("}")
     h.append("")
     h.append("#ifdef __cplusplus")

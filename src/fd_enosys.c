@@ -741,3 +741,57 @@ ssize_t fd_no_collective_barrier2(struct fid_ep *ep, fi_addr_t coll_addr, uint64
 	(void)ep; (void)coll_addr; (void)flags; (void)context;
 	return -FI_ENOSYS;
 }
+
+int fd_eopnotsupp_cm_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	(void)fid; (void)addr; (void)addrlen;
+	return -FI_EOPNOTSUPP;
+}
+
+int fd_eopnotsupp_cm_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	(void)fid; (void)addr; (void)addrlen;
+	return -FI_EOPNOTSUPP;
+}
+
+int fd_eopnotsupp_cm_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	(void)ep; (void)addr; (void)addrlen;
+	return -FI_EOPNOTSUPP;
+}
+
+int fd_eopnotsupp_cm_connect(struct fid_ep *ep, const void *addr, const void *param, size_t paramlen)
+{
+	(void)ep; (void)addr; (void)param; (void)paramlen;
+	return -FI_EOPNOTSUPP;
+}
+
+int fd_eopnotsupp_cm_listen(struct fid_pep *pep)
+{
+	(void)pep;
+	return -FI_EOPNOTSUPP;
+}
+
+int fd_eopnotsupp_cm_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	(void)ep; (void)param; (void)paramlen;
+	return -FI_EOPNOTSUPP;
+}
+
+int fd_eopnotsupp_cm_reject(struct fid_pep *pep, fid_t handle, const void *param, size_t paramlen)
+{
+	(void)pep; (void)handle; (void)param; (void)paramlen;
+	return -FI_EOPNOTSUPP;
+}
+
+int fd_eopnotsupp_cm_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	(void)ep; (void)flags;
+	return -FI_EOPNOTSUPP;
+}
+
+int fd_eopnotsupp_cm_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc, void *context)
+{
+	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
+	return -FI_EOPNOTSUPP;
+}

@@ -5,7 +5,9 @@
 /* "Not supported" for every ops-table field that can say so: a provider
  * or layer points a field it does not implement at fd_no_<table>_<field>
  * instead of writing its own stub. Every stub answers -FI_ENOSYS and
- * touches nothing. Not installed: the core's interface to providers. */
+ * touches nothing; the tables of EOPNOTSUPP_STRUCTS (gen/gen.py) also
+ * get fd_eopnotsupp_<table>_<field>, answering -FI_EOPNOTSUPP. Not
+ * installed: the core's interface to providers. */
 #ifndef FD_ENOSYS_H
 #define FD_ENOSYS_H
 
@@ -181,6 +183,17 @@ ssize_t fd_no_collective_scatter(struct fid_ep *ep, const void *buf, size_t coun
 ssize_t fd_no_collective_gather(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context);
 ssize_t fd_no_collective_msg(struct fid_ep *ep, const struct fi_msg_collective *msg, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags);
 ssize_t fd_no_collective_barrier2(struct fid_ep *ep, fi_addr_t coll_addr, uint64_t flags, void *context);
+
+/* struct fi_ops_cm, -FI_EOPNOTSUPP */
+int fd_eopnotsupp_cm_setname(fid_t fid, void *addr, size_t addrlen);
+int fd_eopnotsupp_cm_getname(fid_t fid, void *addr, size_t *addrlen);
+int fd_eopnotsupp_cm_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int fd_eopnotsupp_cm_connect(struct fid_ep *ep, const void *addr, const void *param, size_t paramlen);
+int fd_eopnotsupp_cm_listen(struct fid_pep *pep);
+int fd_eopnotsupp_cm_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int fd_eopnotsupp_cm_reject(struct fid_pep *pep, fid_t handle, const void *param, size_t paramlen);
+int fd_eopnotsupp_cm_shutdown(struct fid_ep *ep, uint64_t flags);
+int fd_eopnotsupp_cm_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc, void *context);
 
 #ifdef __cplusplus
 }

@@ -52,13 +52,13 @@ function(fd_fuzz_target name seeds)
 endfunction()
 
 # The framing code links alone.
-fd_fuzz_target(cm_data cm_data ${FD_SRC}/prov_verbs/fdv_cm_data.c)
-target_include_directories(fuzz_cm_data PRIVATE ${FD_SRC}/include ${FD_SRC}/prov_verbs)
+fd_fuzz_target(cm_data cm_data ${FD_SRC}/prov_verbs/verbs/fdv_cm_data.c)
+target_include_directories(fuzz_cm_data PRIVATE ${FD_SRC}/include ${FD_SRC}/prov_verbs/verbs)
 
 fd_fuzz_target(getinfo_hints getinfo_hints ${FD_LAYER_OBJECTS_fuzz})
 target_compile_definitions(fuzz_getinfo_hints PRIVATE FDV_TEST_SEAMS)
 target_include_directories(fuzz_getinfo_hints PRIVATE ${FD_SRC}/src ${FD_SRC}/src/include
-                           ${FD_SRC}/prov_verbs ${FD_SRC}/prov_verbs/layer)
+                           ${FD_SRC}/prov_verbs/verbs ${FD_SRC}/prov_verbs/layer)
 target_link_libraries(fuzz_getinfo_hints PRIVATE fd_layer_flags)
 
 if(FABRIC_DIRECT_RSTREAM)

@@ -1,9 +1,16 @@
 # RDM layer: counters on the host, FI_EP_RDM device tests in
 # tests/rdm (tests/rdm/README.md says what each checks).
 
-# host: fdm_cntr without a device (it never touches its domain)
+# host: fdm_cntr without a device (it never touches its domain). Without
+# the RDM layer the library has no counters: the test compiles them itself.
 add_executable(test_cntr ${CMAKE_CURRENT_SOURCE_DIR}/host/test_cntr.c)
 target_include_directories(test_cntr PRIVATE ${FD_SRC}/src ${FD_SRC}/prov_verbs/rdm)
+if(NOT FABRIC_DIRECT_RDM)
+  target_sources(test_cntr PRIVATE ${FD_SRC}/prov_verbs/rdm/fdm_cntr.c)
+  target_include_directories(test_cntr PRIVATE ${FD_SRC}/src/include
+                             ${FD_SRC}/prov_verbs/rdm/include ${FD_SRC}/prov_verbs/include
+                             ${FD_GEN_INCLUDE})
+endif()
 target_compile_definitions(test_cntr PRIVATE _GNU_SOURCE)
 target_link_libraries(test_cntr PRIVATE fabric::fabric)
 target_compile_options(test_cntr PRIVATE ${FD_WARNINGS})

@@ -218,6 +218,14 @@ static int server(struct fdt_side *base, void *arg)
 	}
 	FDT_OK(fi_srx_context(base->domain, &rxa, &srx, NULL));
 	FDT_EXPECT(fi_send(srx, dummy, 0, NULL, 0, NULL), -FI_EOPNOTSUPP);
+	{	/* no CM call applies to a context */
+		char name[64];
+		size_t namelen = sizeof(name);
+
+		FDT_EXPECT(fi_getname(&srx->fid, name, &namelen), -FI_EOPNOTSUPP);
+		FDT_EXPECT(fi_connect(srx, name, NULL, 0), -FI_EOPNOTSUPP);
+		FDT_EXPECT(fi_shutdown(srx, 0), -FI_EOPNOTSUPP);
+	}
 	FDT_EXPECT(fi_ep_bind(srx, &rxcq->fid, FI_RECV), -FI_EINVAL);
 
 	p.buf = calloc(NRECV, RECV_LEN);

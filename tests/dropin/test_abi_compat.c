@@ -24,6 +24,8 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
+#include "fdt_check.h"
+
 struct old_tx_attr {
 	uint64_t caps, mode, op_flags, msg_order, comp_order;
 	size_t inject_size, size, iov_limit, rma_iov_limit;
@@ -140,18 +142,6 @@ static const struct abi abis[] = {
 	  old_getinfo_1_2, old_dupinfo_1_2, old_freeinfo_1_2 },
 };
 
-static int failures;
-static const char *cur_abi = "";
-
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: %s: FAIL: %s\n",	\
-				__FILE__, __LINE__, cur_abi, #cond);	\
-			failures++;					\
-		}							\
-	} while (0)
-
 static void *zalloc(size_t n)
 {
 	void *p = calloc(1, n);
@@ -195,7 +185,7 @@ static void test_abi(const struct abi *a)
 	void *out = NULL;
 	int ret;
 
-	cur_abi = a->name;
+	fdt_check_context = a->name;
 
 	/* fi_getinfo reads the hints (an FI_EP_DGRAM request finds nothing,
 	 * so they were looked at) ... */
@@ -276,7 +266,7 @@ static void test_fabric_1_0(void)
 	struct fid_fabric *fabric = NULL;
 	int ret;
 
-	cur_abi = "fi_fabric@FABRIC_1.0";
+	fdt_check_context = "fi_fabric@FABRIC_1.0";
 	attr->prov_name = "verbs";
 	attr->name = "IB-0xfe80000000000000";
 	ret = old_fabric_1_0(attr, &fabric, NULL);
@@ -295,8 +285,8 @@ int main(void)
 	for (size_t i = 0; i < sizeof(abis) / sizeof(abis[0]); i++)
 		test_abi(&abis[i]);
 	test_fabric_1_0();
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
+	if (fdt_check_failures) {
+		fprintf(stderr, "%d check(s) failed\n", fdt_check_failures);
 		return 1;
 	}
 	printf("old ABI entry points: all checks passed\n");

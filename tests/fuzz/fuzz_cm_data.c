@@ -1,5 +1,5 @@
 /* libFuzzer target: the verbs provider's CM private-data framing
- * (prov_verbs/fdv_cm_data.c). Whatever a peer puts in a connect request,
+ * (prov_verbs/verbs/fdv_cm_data.c). Whatever a peer puts in a connect request,
  * accept or reject reaches fdv_cm_unpack; it must stay inside the bytes that
  * arrived, reject a length byte that claims more than arrived or more than
  * the framing allows, and hand back exactly the framed bytes otherwise.

@@ -9,7 +9,7 @@
    and without -DFABRIC_DIRECT, under -Wall -Wextra -Werror.
 2. Dependencies: no header under include/, prov_verbs/include/ or
    prov_verbs/rdm/include/ may include
-   a private header (src/*.h, prov_verbs/*.h) or a <rdma/...> file that is
+   a private header (src/*.h, prov_verbs/*/*.h) or a <rdma/...> file that is
    neither ours nor rdma-core's; anything else must be a system header.
 
 Exit status 0 when everything passes, 1 on any failure, 2 on usage errors.
@@ -81,7 +81,7 @@ def config_dirs(root, build_dir, work, knobs):
         d = os.path.join(root, "build", "include")
         if os.path.isfile(os.path.join(d, "fdv", "fdv_config.h")):
             return [("", d)], "no --build-dir: using %s" % os.path.relpath(d, root)
-    tmpl = os.path.join(root, "prov_verbs", "fdv_config.h.in")
+    tmpl = os.path.join(root, "prov_verbs", "verbs", "fdv_config.h.in")
     if not os.path.isfile(tmpl):
         return [("", None)], "no fdv/fdv_config.h (no build dir, no template)"
     with open(tmpl) as fh:

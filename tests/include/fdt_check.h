@@ -1,7 +1,8 @@
-/* The counting checks of the unit tests (host, drop-in and the device
- * test_getinfo): a check that fails prints where and what and is counted,
- * and the test goes on, so one run lists every failure; main() fails the
- * test when fdt_check_failures is not 0. The device tests that stop at the
+/* The counting checks of the unit tests (host, drop-in, the getinfo
+ * fuzzer and the device test_getinfo): a check that fails prints where and
+ * what and is counted, and the test goes on, so one run lists every
+ * failure; main() fails the test when fdt_check_failures is not 0 (the
+ * fuzzer aborts at the end of the input). The device tests that stop at the
  * first failure use FDT_ASSERT (tests/device/fdt.h) instead. */
 #ifndef FDT_CHECK_H
 #define FDT_CHECK_H
@@ -10,6 +11,9 @@
 #include <stdio.h>
 
 static int fdt_check_failures;
+/* What the checks that follow are about (e.g. which ABI), printed with a
+ * failure when set. */
+__attribute__((unused)) static const char *fdt_check_context;
 
 __attribute__((format(printf, 4, 5), unused))
 static void fdt_check_failed(const char *file, int line, const char *cond,
@@ -18,7 +22,9 @@ static void fdt_check_failed(const char *file, int line, const char *cond,
 	va_list ap;
 
 	fdt_check_failures++;
-	fprintf(stderr, "%s:%d: FAILED %s", file, line, cond);
+	fprintf(stderr, "%s:%d: %s%sFAILED %s", file, line,
+		fdt_check_context ? fdt_check_context : "",
+		fdt_check_context ? ": " : "", cond);
 	/* fmt is ": " followed by the caller's format, if any */
 	if (fmt[2]) {
 		va_start(ap, fmt);

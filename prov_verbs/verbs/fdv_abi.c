@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "fdv_internal.h"
-#include "fdv_getinfo.h"
+#include "fdv_layer.h"
 
 /* The first disagreeing report (tag 0: none). Written from constructors,
  * before any thread of the application exists, and read later. */

@@ -6,9 +6,11 @@
 
 #define FD_LOG_PROV "verbs"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 
 #include <rdma/fabric.h>
@@ -31,6 +33,8 @@
 #include "fd_enosys.h"
 #include "fdv_ops.h"
 #include "fdv_cm_data.h"
+#include "fdv_param.h"
+#include "fdv_threading.h"
 
 struct fdv_fabric {
 	struct fid_fabric fabric_fid;
@@ -51,9 +55,10 @@ struct fdv_domain {
 	/* From the info it was opened with: decides the CQs' ops tables; an
 	 * endpoint's own info decides its tables. */
 	enum fi_threading threading;
-	/* FI_VERBS_MIN_RNR_TIMER as read at fi_domain: set on each QP once
-	 * it is connected (see fdv_qp_set_min_rnr_timer). */
-	uint8_t min_rnr_timer;
+	/* FI_VERBS_* as read at fi_domain; its objects take their values
+	 * from here (min_rnr_timer: set on each QP once it is connected, see
+	 * fdv_qp_set_min_rnr_timer; connect_timeout_ms; cq_size). */
+	struct fdv_params params;
 	/* Where non-fetching atomics drop the old value verbs returns: one
 	 * registration shared by the domain's endpoints (nobody reads it, so
 	 * concurrent writes do no harm), made when the first endpoint is
@@ -203,8 +208,6 @@ int fdv_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context);
 
-int fdv_domain_scratch(struct fdv_domain *dom, uint64_t **addr, uint32_t *lkey);
-
 /* fdv_eq.c */
 int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq, void *context);
@@ -236,7 +239,6 @@ void fdv_cq_del_qp(struct fdv_cq_full *cq, uint32_t qp_num);
 /* fdv_srx.c */
 int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
 		 struct fid_ep **rx_ep, void *context);
-struct fdv_srx *fdv_srx_of_fid(struct fid *fid);
 
 /* fdv_mr.c */
 extern struct fi_ops_mr fdv_mr_ops;
@@ -254,9 +256,6 @@ extern struct fi_ops_cm fdv_msg_ep_cm_ops;
 extern struct fi_ops_cm fdv_pep_cm_ops;
 int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep);
 void fdv_msg_ep_set_qp_tx(struct fdv_msg_ep *ep, struct ibv_qp *qp);
-/* Whether an object opened at this threading level takes the locked ops
- * tables (FI_THREAD_ENDPOINT, FID, SAFE in a FDV_OPS_LOCKED build). */
-bool fdv_threading_locked(enum fi_threading level);
 
 /* helpers shared by the control path; fields a table does not implement
  * point at the core's shared stubs (fd_enosys.h) */
@@ -265,5 +264,42 @@ int fdv_wc_status_to_fi(enum ibv_wc_status status);
 int fdv_opt_get_cm_data_size(int level, int optname, void *optval,
 			     size_t *optlen, size_t cm_data_max);
 int fdv_opt_set_cm_data_size(int level, int optname);
+
+/* The object of an fi_srx_context fid. */
+static inline struct fdv_srx *fdv_srx_of_fid(struct fid *fid)
+{
+	return FDV_OBJ(struct fdv_srx, ep.ep_fid.fid, fid);
+}
+
+/* The domain's scratch word for the old values of non-fetching atomics,
+ * registered by the first endpoint that needs it (see struct fdv_domain);
+ * kept with the domain's other accessors here, so an endpoint does not
+ * call back into fdv_domain.c. */
+static inline int fdv_domain_scratch(struct fdv_domain *dom, uint64_t **addr, uint32_t *lkey)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&dom->scratch_lock);
+	if (!dom->scratch_mr) {
+		if (posix_memalign((void **)&dom->scratch, 64, 64)) {
+			dom->scratch = NULL;
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		dom->scratch_mr = ibv_reg_mr(dom->pd, dom->scratch, 64,
+					     IBV_ACCESS_LOCAL_WRITE);
+		if (!dom->scratch_mr) {
+			ret = -fdv_errno_to_fi(errno);
+			free(dom->scratch);
+			dom->scratch = NULL;
+			goto out;
+		}
+	}
+	*addr = dom->scratch;
+	*lkey = dom->scratch_mr->lkey;
+out:
+	pthread_mutex_unlock(&dom->scratch_lock);
+	return ret;
+}
 
 #endif /* FDV_INTERNAL_H */

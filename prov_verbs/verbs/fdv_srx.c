@@ -26,11 +26,6 @@
  * queue's depth, within what the device allows. */
 #define FDV_SRX_DEFAULT_SIZE 384
 
-struct fdv_srx *fdv_srx_of_fid(struct fid *fid)
-{
-	return FDV_OBJ(struct fdv_srx, ep.ep_fid.fid, fid);
-}
-
 static int fdv_srx_close(struct fid *fid)
 {
 	struct fdv_srx *srx = fdv_srx_of_fid(fid);
@@ -115,75 +110,19 @@ static struct fi_ops_ep fdv_srx_ep_ops = {
 	.tx_size_left = fd_no_ep_tx_size_left,
 };
 
-static int fdv_srx_no_name(fid_t fid, void *addr, size_t *addrlen)
-{
-	(void)fid; (void)addr; (void)addrlen;
-	return -FI_EOPNOTSUPP;
-}
-
-static int fdv_srx_no_peer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	(void)ep; (void)addr; (void)addrlen;
-	return -FI_EOPNOTSUPP;
-}
-
-static int fdv_srx_no_setname(fid_t fid, void *addr, size_t addrlen)
-{
-	(void)fid; (void)addr; (void)addrlen;
-	return -FI_EOPNOTSUPP;
-}
-
-static int fdv_srx_no_connect(struct fid_ep *ep, const void *addr,
-			      const void *param, size_t paramlen)
-{
-	(void)ep; (void)addr; (void)param; (void)paramlen;
-	return -FI_EOPNOTSUPP;
-}
-
-static int fdv_srx_no_listen(struct fid_pep *pep)
-{
-	(void)pep;
-	return -FI_EOPNOTSUPP;
-}
-
-static int fdv_srx_no_accept(struct fid_ep *ep, const void *param,
-			     size_t paramlen)
-{
-	(void)ep; (void)param; (void)paramlen;
-	return -FI_EOPNOTSUPP;
-}
-
-static int fdv_srx_no_reject(struct fid_pep *pep, fid_t handle,
-			     const void *param, size_t paramlen)
-{
-	(void)pep; (void)handle; (void)param; (void)paramlen;
-	return -FI_EOPNOTSUPP;
-}
-
-static int fdv_srx_no_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	(void)ep; (void)flags;
-	return -FI_EOPNOTSUPP;
-}
-
-static int fdv_srx_no_join(struct fid_ep *ep, const void *addr,
-			   uint64_t flags, struct fid_mc **mc, void *context)
-{
-	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
-	return -FI_EOPNOTSUPP;
-}
-
+/* No CM call applies to a context without a connection: the generated
+ * -FI_EOPNOTSUPP stubs (fd_enosys.h). */
 static struct fi_ops_cm fdv_srx_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
-	.setname = fdv_srx_no_setname,
-	.getname = fdv_srx_no_name,
-	.getpeer = fdv_srx_no_peer,
-	.connect = fdv_srx_no_connect,
-	.listen = fdv_srx_no_listen,
-	.accept = fdv_srx_no_accept,
-	.reject = fdv_srx_no_reject,
-	.shutdown = fdv_srx_no_shutdown,
-	.join = fdv_srx_no_join,
+	.setname = fd_eopnotsupp_cm_setname,
+	.getname = fd_eopnotsupp_cm_getname,
+	.getpeer = fd_eopnotsupp_cm_getpeer,
+	.connect = fd_eopnotsupp_cm_connect,
+	.listen = fd_eopnotsupp_cm_listen,
+	.accept = fd_eopnotsupp_cm_accept,
+	.reject = fd_eopnotsupp_cm_reject,
+	.shutdown = fd_eopnotsupp_cm_shutdown,
+	.join = fd_eopnotsupp_cm_join,
 };
 
 int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "fdv_internal.h"
-#include "fdv_getinfo.h"
 
 static int fdv_cm_check_param(const void *param, size_t len)
 {
@@ -227,7 +226,7 @@ static int fdv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 		return ret;
 	}
 	ep->state = FDV_EP_CONNECTING;
-	timeout_ms = fdv_connect_timeout_ms();
+	timeout_ms = ep->domain->params.connect_timeout_ms;
 	if (timeout_ms)
 		fdv_eq_watch_connect(ep->eq, ep, timeout_ms);
 	FD_DBG(FD_LOG_EP_CTRL, "connecting qp %u on %s to %s",
@@ -666,7 +665,7 @@ static FDV_COLD void fdv_qp_set_min_rnr_timer(struct fdv_msg_ep *ep)
 	struct ibv_qp_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
-	attr.min_rnr_timer = ep->domain->min_rnr_timer;
+	attr.min_rnr_timer = ep->domain->params.min_rnr_timer;
 	if (ibv_modify_qp(ep->id->qp, &attr, IBV_QP_MIN_RNR_TIMER))
 		FD_WARN(FD_LOG_EP_CTRL, "qp %u: min_rnr_timer %u not set: %s",
 			ep->id->qp->qp_num, attr.min_rnr_timer, strerror(errno));

@@ -7,7 +7,6 @@
 
 #include "fdv_internal.h"
 #include "fdv_layer.h"
-#include "fdv_getinfo.h"
 
 static int fdv_domain_close(struct fid *fid)
 {
@@ -29,33 +28,6 @@ static int fdv_domain_close(struct fid *fid)
 	fi_freeinfo(dom->info);
 	free(dom);
 	return 0;
-}
-
-int fdv_domain_scratch(struct fdv_domain *dom, uint64_t **addr, uint32_t *lkey)
-{
-	int ret = 0;
-
-	pthread_mutex_lock(&dom->scratch_lock);
-	if (!dom->scratch_mr) {
-		if (posix_memalign((void **)&dom->scratch, 64, 64)) {
-			dom->scratch = NULL;
-			ret = -FI_ENOMEM;
-			goto out;
-		}
-		dom->scratch_mr = ibv_reg_mr(dom->pd, dom->scratch, 64,
-					     IBV_ACCESS_LOCAL_WRITE);
-		if (!dom->scratch_mr) {
-			ret = -fdv_errno_to_fi(errno);
-			free(dom->scratch);
-			dom->scratch = NULL;
-			goto out;
-		}
-	}
-	*addr = dom->scratch;
-	*lkey = dom->scratch_mr->lkey;
-out:
-	pthread_mutex_unlock(&dom->scratch_lock);
-	return ret;
 }
 
 static struct fi_ops fdv_domain_fid_ops = {
@@ -130,51 +102,6 @@ static struct ibv_context *fdv_find_device(const char *name)
 	return found;
 }
 
-/* Higher is a stronger promise, as fi_getinfo's matching ranks them. */
-static int fdv_thread_strength(enum fi_threading level)
-{
-	switch (level) {
-	case FI_THREAD_SAFE:		return 5;
-	case FI_THREAD_FID:		return 4;
-	case FI_THREAD_ENDPOINT:	return 3;
-	case FI_THREAD_COMPLETION:	return 2;
-	case FI_THREAD_DOMAIN:		return 1;
-	default:			return 0;
-	}
-}
-
-/*
- * What each build can promise (docs/fi_direct_verbs.7.md, "Threading"):
- * - FDV_THREAD_SAFE: every data-path call holds its endpoint's or CQ's
- *   lock, so every level.
- * - FDV_OPS_LOCKED (OFF, no inline locks): every level; ENDPOINT and up get
- *   the locked ops tables, chosen per object at open time.
- * - direct without locks: the application's inline code takes no lock, so
- *   only the levels where the application serializes everything that
- *   shares state: DOMAIN, and COMPLETION (objects that share a CQ or an EQ
- *   are serialized; what different CQs' endpoints share - the device
- *   context, the PD, the completion-slot counter - is thread safe in
- *   rdma-core or atomic).
- */
-enum fi_threading fdv_threading_max(void)
-{
-#if FDV_THREAD_SAFE || FDV_OPS_LOCKED
-	return FI_THREAD_SAFE;
-#else
-	return FI_THREAD_COMPLETION;
-#endif
-}
-
-bool fdv_threading_locked(enum fi_threading level)
-{
-#if FDV_OPS_LOCKED
-	return fdv_thread_strength(level) >= fdv_thread_strength(FI_THREAD_ENDPOINT);
-#else
-	(void)level;
-	return false;
-#endif
-}
-
 int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context)
 {
@@ -228,7 +155,7 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->fabric = fab;
 	dom->version = fab->version;
 	dom->threading = threading;
-	dom->min_rnr_timer = fdv_min_rnr_timer();
+	fdv_read_params(&dom->params);
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	dom->domain_fid.fid.context = context;
 	dom->domain_fid.fid.ops = &fdv_domain_fid_ops;

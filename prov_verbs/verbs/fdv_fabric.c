@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fdv_internal.h"
-#include "fdv_getinfo.h"
+#include "fdv_layer.h"
 
 static int fdv_fabric_close(struct fid *fid)
 {
@@ -103,5 +103,5 @@ const struct fd_provider fdv_provider = {
 	.name = FDV_PROV_NAME,
 	.getinfo = fdv_getinfo,
 	.fabric = fdv_fabric_open,
-	.init = fdv_getinfo_init,
+	.init = fdv_params_define,
 };

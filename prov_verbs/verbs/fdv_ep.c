@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "fdv_internal.h"
-#include "fdv_getinfo.h"
 
 static struct fdv_msg_ep *fdv_msg_ep_of_fid(struct fid *fid)
 {

@@ -12,10 +12,6 @@
 
 #include "fdv_internal.h"
 
-/* CQ depth when fi_cq_attr.size is 0; FI_VERBS_CQ_SIZE (a size_t, read
- * only here) overrides it. Upstream verbs has no variable for it. */
-#define FDV_CQ_DEFAULT_SIZE 1024
-
 static struct fdv_cq_full *fdv_cq_full_of(struct fdv_cq *cq)
 {
 	return fdv_container_of(cq, struct fdv_cq_full, cq);
@@ -556,7 +552,7 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	struct fdv_domain *dom;
 	struct fdv_cq_full *full;
 	enum fi_cq_format format;
-	size_t size = FDV_CQ_DEFAULT_SIZE;
+	size_t size;
 	enum fi_wait_obj wait = FI_WAIT_NONE;
 	int err;
 
@@ -587,7 +583,7 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		}
 	}
 	/* FI_VERBS_CQ_SIZE sets the default; an explicit size wins over it. */
-	(void)fd_param_get_size_t("verbs", "cq_size", &size);
+	size = dom->params.cq_size;
 	if (attr && attr->size)
 		size = attr->size;
 	if (!size || size > (size_t)dom->dev_attr.max_cqe)

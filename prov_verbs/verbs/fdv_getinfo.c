@@ -1,16 +1,31 @@
 /*
- * Verbs provider: device discovery and fi_getinfo for FI_EP_MSG.
+ * Verbs provider: fi_getinfo for FI_EP_MSG.
  *
- * Devices are looked at once: for each rdma-core device with an ACTIVE
- * port an fi_info template is built from ibv_query_device/_port and a
- * probe of the largest inline send an RC QP accepts.  Templates hold the
- * device's maxima; fi_getinfo matches hints against them with the core's
- * fd_info_check, narrows a copy with fd_info_narrow, then fills in the
- * provider defaults (FI_VERBS_*) and the addresses.
+ * For each device discovery found (fdv_device.c) an fi_info template is
+ * built once, holding the device's maxima. fi_getinfo matches hints
+ * against the templates with the core's fd_info_check, narrows a copy
+ * with fd_info_narrow, then fills in the provider defaults (FI_VERBS_*,
+ * fdv_param.c) and the addresses.
  *
  * Addresses decide the device: rdma_cm is asked which device a local
  * address is bound to (rdma_bind_addr) or which device routes to a peer
  * (rdma_resolve_addr), exactly as the connection will later be made.
+ *
+ * Addressing, as fi_getinfo(3) describes:
+ *  - node/service (+ FI_NUMERICHOST) go through rdma_getaddrinfo; node may
+ *    also be an FI_ADDR_STR sockaddr ("fi_sockaddr_in://10.0.0.1:7471").
+ *  - Without FI_SOURCE they name the peer: the route to it picks the
+ *    device; entries carry dest_addr and the local src_addr (port 0 unless
+ *    hints->src_addr gave one).  A service without node and without any
+ *    destination is taken as a local port to listen on.
+ *  - With FI_SOURCE they name the local address (passive side): entries
+ *    carry src_addr only (plus hints->dest_addr if given).  A wildcard
+ *    address gives one entry per device, each with the wildcard address.
+ *  - With neither, hints->src_addr / hints->dest_addr are used the same
+ *    way, and with no address at all there is one entry per IP address of
+ *    each device (src_addr = that address, port 0), IPv4 first.
+ * Returns one entry per matching device and address, best first, or
+ * -FI_ENODATA.  FI_PROV_ATTR_ONLY returns exactly one generic entry.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -42,7 +57,10 @@
 #include <fdv/fdv_ep.h>
 
 #include "fd_core.h"
-#include "fdv_getinfo.h"
+#include "fdv_device.h"
+#include "fdv_layer.h"
+#include "fdv_param.h"
+#include "fdv_threading.h"
 
 #ifndef FDV_THREAD_SAFE
 #error "fdv_config.h must define FDV_THREAD_SAFE"
@@ -76,9 +94,12 @@
 #define FDV_MR_MODE	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
 			 FI_MR_PROV_KEY | FI_MR_BASIC)
 
+/* Names of the fabrics it reports. */
+#define FDV_IB_FABRIC_PREFIX	"IB-0x"		/* + GID subnet prefix */
+#define FDV_IWARP_FABRIC	"Ethernet-iWARP"
+
 #define FDV_MAX_TX_RX_CTX	1024
 #define FDV_MAX_ERR_DATA	255	/* rdma_cm private data fits in it */
-#define FDV_INLINE_PROBE_MAX	1024
 
 #if FDV_THREAD_SAFE
 #define FDV_THREADING FI_THREAD_SAFE
@@ -86,98 +107,11 @@
 #define FDV_THREADING FI_THREAD_DOMAIN
 #endif
 
+
 /* ------------------------------------------------------------------------
- * Parameters
+ * Templates
  * ---------------------------------------------------------------------- */
-void fdv_getinfo_init(void)
-{
-	fd_param_define(FDV_PROV_NAME, "tx_size", FI_PARAM_INT,
-			"Transmit queue depth when the hints ask for none "
-			"(default: 384)");
-	fd_param_define(FDV_PROV_NAME, "rx_size", FI_PARAM_INT,
-			"Receive queue depth when the hints ask for none "
-			"(default: 384)");
-	fd_param_define(FDV_PROV_NAME, "tx_iov_limit", FI_PARAM_INT,
-			"Scatter/gather entries per send when the hints ask "
-			"for none (default: 4)");
-	fd_param_define(FDV_PROV_NAME, "rx_iov_limit", FI_PARAM_INT,
-			"Scatter/gather entries per receive when the hints "
-			"ask for none (default: 4)");
-	fd_param_define(FDV_PROV_NAME, "inline_size", FI_PARAM_INT,
-			"Inject size reported when the hints ask for none; "
-			"never more than the device allows (default: 256)");
-	fd_param_define(FDV_PROV_NAME, "gid_idx", FI_PARAM_INT,
-			"GID table index to use, 0 - 255 (default: 0)");
-	fd_param_define(FDV_PROV_NAME, "min_rnr_timer", FI_PARAM_INT,
-			"Receiver-not-ready NAK timer of connected QPs, "
-			"0 - 31 in the IB encoding (default: 12, 0.64 ms)");
-	/* Not in upstream verbs, which leaves a connect's duration to the
-	 * kernel's CM. */
-	fd_param_define(FDV_PROV_NAME, "connect_timeout", FI_PARAM_INT,
-			"Milliseconds fi_connect may wait for the peer to "
-			"accept or reject before the EQ reports FI_ETIMEDOUT "
-			"(default: 0, no deadline of the provider's own)");
-	/* Not in upstream verbs, which hard-codes its default CQ depth. */
-	fd_param_define(FDV_PROV_NAME, "cq_size", FI_PARAM_SIZE_T,
-			"Completion queue depth when fi_cq_attr.size is 0 "
-			"(default: 1024)");
-	fd_param_define(FDV_PROV_NAME, "device_name", FI_PARAM_STRING,
-			"Use only verbs devices whose name starts with this "
-			"(default: all)");
-	fd_param_define(FDV_PROV_NAME, "iface", FI_PARAM_STRING,
-			"Use only addresses of network interfaces whose name "
-			"is this, or starts with it (default: all)");
-}
 
-static size_t fdv_param_size(const char *name, size_t def, size_t min,
-			     size_t max)
-{
-	int v, ret;
-
-	ret = fd_param_get_int(FDV_PROV_NAME, name, &v);
-	if (ret)
-		return def;
-	if (v < 0 || (size_t)v < min || (size_t)v > max) {
-		char env[64];
-
-		fd_param_env_name(FDV_PROV_NAME, name, env, sizeof(env));
-		FD_WARN(FD_LOG_CORE, "%s=%d out of range [%zu, %zu], using %zu",
-			env, v, min, max, def);
-		return def;
-	}
-	return (size_t)v;
-}
-
-void fdv_read_params(struct fdv_params *p)
-{
-	char *s;
-
-	memset(p, 0, sizeof(*p));
-	p->tx_size = fdv_param_size("tx_size", FDV_DEF_TX_SIZE, 1, INT32_MAX);
-	p->rx_size = fdv_param_size("rx_size", FDV_DEF_RX_SIZE, 1, INT32_MAX);
-	p->tx_iov_limit = fdv_param_size("tx_iov_limit", FDV_DEF_TX_IOV_LIMIT,
-					 1, INT32_MAX);
-	p->rx_iov_limit = fdv_param_size("rx_iov_limit", FDV_DEF_RX_IOV_LIMIT,
-					 1, INT32_MAX);
-	p->inline_size = fdv_param_size("inline_size", FDV_DEF_INLINE_SIZE, 0,
-					INT32_MAX);
-	p->gid_idx = (int)fdv_param_size("gid_idx", FDV_DEF_GID_IDX, 0, 255);
-	if (!fd_param_get_str(FDV_PROV_NAME, "device_name", &s))
-		p->device_name = s;
-	if (!fd_param_get_str(FDV_PROV_NAME, "iface", &s))
-		p->iface = s;
-}
-
-unsigned int fdv_connect_timeout_ms(void)
-{
-	return (unsigned int)fdv_param_size("connect_timeout", 0, 0, INT32_MAX);
-}
-
-uint8_t fdv_min_rnr_timer(void)
-{
-	return (uint8_t)fdv_param_size("min_rnr_timer", FDV_DEF_MIN_RNR_TIMER,
-				       0, 31);
-}
 
 /* ------------------------------------------------------------------------
  * Templates
@@ -230,81 +164,6 @@ static int fdv_fill_common(struct fi_info *fi, int iwarp)
 	return fi->fabric_attr->prov_name ? 0 : -FI_ENOMEM;
 }
 
-static int fdv_create_qp_probe(struct ibv_pd *pd, struct ibv_cq *cq,
-			       uint32_t wr, uint32_t sge, uint32_t inline_size,
-			       uint32_t *got)
-{
-	struct ibv_qp_init_attr attr;
-	struct ibv_qp *qp;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.send_cq = cq;
-	attr.recv_cq = cq;
-	attr.qp_type = IBV_QPT_RC;
-	attr.cap.max_send_wr = wr;
-	attr.cap.max_recv_wr = wr;
-	attr.cap.max_send_sge = sge;
-	attr.cap.max_recv_sge = sge;
-	attr.cap.max_inline_data = inline_size;
-	qp = ibv_create_qp(pd, &attr);
-	if (!qp)
-		return -1;
-	/* The driver reports what it really gave, possibly more. */
-	*got = attr.cap.max_inline_data;
-	ibv_destroy_qp(qp);
-	return 0;
-}
-
-/*
- * Largest max_inline_data an RC QP of the default shape accepts: try the
- * cap, then bisect.  Devices disagree wildly (0 to kilobytes) and none
- * report it in ibv_query_device.
- */
-static uint32_t fdv_probe_inline(struct ibv_context *ctx,
-				 const struct ibv_device_attr *da,
-				 const struct fdv_params *prm)
-{
-	uint32_t wr, sge, lo = 0, hi = FDV_INLINE_PROBE_MAX, got = 0, best = 0;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-
-	wr = (uint32_t)(prm->tx_size < (size_t)da->max_qp_wr ?
-			prm->tx_size : (size_t)da->max_qp_wr);
-	sge = (uint32_t)(prm->tx_iov_limit < (size_t)da->max_sge ?
-			 prm->tx_iov_limit : (size_t)da->max_sge);
-	if (!wr)
-		wr = 1;
-	if (!sge)
-		sge = 1;
-
-	pd = ibv_alloc_pd(ctx);
-	if (!pd)
-		return 0;
-	cq = ibv_create_cq(ctx, 2 * (int)wr, NULL, NULL, 0);
-	if (!cq) {
-		ibv_dealloc_pd(pd);
-		return 0;
-	}
-
-	if (!fdv_create_qp_probe(pd, cq, wr, sge, hi, &got)) {
-		best = got > hi ? got : hi;
-	} else {
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo + 1) / 2;
-
-			if (!fdv_create_qp_probe(pd, cq, wr, sge, mid, &got)) {
-				lo = mid;
-				best = got > mid ? got : mid;
-			} else {
-				hi = mid - 1;
-			}
-		}
-	}
-
-	ibv_destroy_cq(cq);
-	ibv_dealloc_pd(pd);
-	return best;
-}
 
 /* Data rate of one lane in bit/s (after line coding), by IB speed code. */
 static uint64_t fdv_lane_rate(uint8_t speed)
@@ -405,7 +264,7 @@ static struct fid_nic *fdv_build_nic(const struct fdv_device_info *dev)
 	return nic;
 }
 
-static struct fi_info *fdv_build_template(struct fdv_device_info *dev)
+static struct fi_info *fdv_build_template(const struct fdv_device_info *dev)
 {
 	const struct ibv_device_attr *da = &dev->attr;
 	int iwarp = dev->transport == IBV_TRANSPORT_IWARP;
@@ -462,158 +321,59 @@ err:
 	return NULL;
 }
 
-/* ------------------------------------------------------------------------
- * Device cache
- * ---------------------------------------------------------------------- */
-static pthread_once_t fdv_devices_once = PTHREAD_ONCE_INIT;
-static struct fdv_device_info *fdv_devices;
+/* The templates, one per device of fdv_devices_get, in its order; NULL
+ * where one could not be built (out of memory): that device is skipped.
+ * Built once, never rebuilt, like the device cache. */
+static pthread_once_t fdv_templates_once = PTHREAD_ONCE_INIT;
+static const struct fdv_device_info *fdv_devices;
+static struct fi_info **fdv_templates;
 static int fdv_ndevices;
 
-static int fdv_first_active_port(struct ibv_context *ctx,
-				 const struct ibv_device_attr *da,
-				 struct ibv_port_attr *pa)
+static void fdv_templates_build(void)
 {
-	for (int p = 1; p <= da->phys_port_cnt; p++) {
-		if (ibv_query_port(ctx, (uint8_t)p, pa))
-			continue;
-		if (pa->state == IBV_PORT_ACTIVE)
-			return p;
-	}
-	return 0;
-}
+	const struct fdv_device_info *devs;
+	int n;
 
-static void fdv_devices_build(void)
-{
-	struct ibv_device **list;
-	struct fdv_params prm;
-	int n = 0;
-
-	fdv_read_params(&prm);
-	list = ibv_get_device_list(&n);
-	if (!list || n <= 0) {
-		FD_INFO(FD_LOG_FABRIC, "no RDMA devices found");
-		if (list)
-			ibv_free_device_list(list);
+	devs = fdv_devices_get(&n);
+	if (n <= 0)
 		return;
-	}
-	fdv_devices = calloc((size_t)n, sizeof(*fdv_devices));
-	if (!fdv_devices) {
-		ibv_free_device_list(list);
+	fdv_templates = calloc((size_t)n, sizeof(*fdv_templates));
+	if (!fdv_templates)
 		return;
-	}
-
 	for (int i = 0; i < n; i++) {
-		struct fdv_device_info *dev = &fdv_devices[fdv_ndevices];
-		const char *name = ibv_get_device_name(list[i]);
-		struct ibv_context *ctx;
-		int port;
-
-		ctx = ibv_open_device(list[i]);
-		if (!ctx) {
-			FD_INFO(FD_LOG_FABRIC, "device %s: cannot open: %s",
-				name, strerror(errno));
-			continue;
-		}
-		if (ibv_query_device(ctx, &dev->attr)) {
-			FD_INFO(FD_LOG_FABRIC, "device %s: query failed: %s",
-				name, strerror(errno));
-			goto next;
-		}
-		port = fdv_first_active_port(ctx, &dev->attr, &dev->port_attr);
-		if (!port) {
-			FD_INFO(FD_LOG_FABRIC, "device %s: no active port",
-				name);
-			goto next;
-		}
-		dev->port_num = (uint8_t)port;
-		dev->link_layer = dev->port_attr.link_layer;
-		dev->transport = list[i]->transport_type;
-		if (dev->transport != IBV_TRANSPORT_IB &&
-		    dev->transport != IBV_TRANSPORT_IWARP) {
-			FD_INFO(FD_LOG_FABRIC, "device %s: transport %d is "
-				"neither InfiniBand/RoCE nor iWARP", name,
-				(int)dev->transport);
-			goto next;
-		}
-		if (ibv_query_gid(ctx, dev->port_num, prm.gid_idx, &dev->gid))
-			memset(&dev->gid, 0, sizeof(dev->gid));
-		dev->max_inline = fdv_probe_inline(ctx, &dev->attr, &prm);
-		dev->name = strdup(name);
-		if (!dev->name)
-			goto next;
-		dev->info = fdv_build_template(dev);
-		if (!dev->info) {
-			free((char *)dev->name);
-			goto next;
-		}
-		FD_INFO(FD_LOG_FABRIC, "device %s: port %d, max inline %u, "
-			"fabric %s", name, port, dev->max_inline,
-			dev->info->fabric_attr->name);
-		fdv_ndevices++;
-next:
-		ibv_close_device(ctx);
+		fdv_templates[i] = fdv_build_template(&devs[i]);
+		if (fdv_templates[i])
+			FD_INFO(FD_LOG_FABRIC, "device %s: fabric %s", devs[i].name,
+				fdv_templates[i]->fabric_attr->name);
+		else
+			FD_WARN(FD_LOG_FABRIC, "device %s: no template, skipped",
+				devs[i].name);
 	}
-	ibv_free_device_list(list);
+	fdv_devices = devs;
+	fdv_ndevices = n;
 }
 
-static void fdv_devices_init(void)
+static void fdv_templates_init(void)
 {
-	pthread_once(&fdv_devices_once, fdv_devices_build);
+	pthread_once(&fdv_templates_once, fdv_templates_build);
+}
+
+/* dev is one of fdv_devices (fdv_device_lookup returns those). */
+static const struct fi_info *fdv_template_of(const struct fdv_device_info *dev)
+{
+	return fdv_templates[dev - fdv_devices];
 }
 
 #ifdef FDV_TEST_SEAMS
-/*
- * Test seam, compiled only into test programs that build the provider's
- * sources themselves with -DFDV_TEST_SEAMS (the getinfo fuzzer); the
- * library never has it. Installs made-up devices in place of the device
- * scan, so fi_getinfo matches hints against real templates on a machine
- * with no RDMA device. Call it before anything else looks at devices.
- */
-static void fdv_devices_skip_scan(void)
-{
-}
-
-int fdv_test_set_devices(const struct fdv_device_info *devs, int n)
-{
-	pthread_once(&fdv_devices_once, fdv_devices_skip_scan);
-	if (fdv_devices || n <= 0)
-		return -FI_EALREADY;
-	fdv_devices = calloc((size_t)n, sizeof(*fdv_devices));
-	if (!fdv_devices)
-		return -FI_ENOMEM;
-	for (int i = 0; i < n; i++) {
-		struct fdv_device_info *dev = &fdv_devices[fdv_ndevices];
-
-		*dev = devs[i];
-		dev->name = strdup(devs[i].name);
-		if (!dev->name)
-			return -FI_ENOMEM;
-		dev->info = fdv_build_template(dev);
-		if (!dev->info)
-			return -FI_ENOMEM;
-		fdv_ndevices++;
-	}
-	return 0;
-}
-#endif
-
-const struct fdv_device_info *fdv_device_lookup(const char *domain_name)
-{
-	if (!domain_name)
-		return NULL;
-	fdv_devices_init();
-	for (int i = 0; i < fdv_ndevices; i++)
-		if (!strcmp(fdv_devices[i].name, domain_name))
-			return &fdv_devices[i];
-	return NULL;
-}
-
-const struct fi_info *fdv_device_template(const char *domain_name)
+const struct fi_info *fdv_test_template(const char *domain_name)
 {
 	const struct fdv_device_info *dev = fdv_device_lookup(domain_name);
 
-	return dev ? dev->info : NULL;
+	fdv_templates_init();
+	return dev && fdv_templates ? fdv_template_of(dev) : NULL;
 }
+#endif
+
 
 /* ------------------------------------------------------------------------
  * Addresses
@@ -946,7 +706,7 @@ static int fdv_emit(uint32_t version, const struct fi_info *hints,
 		    const struct fdv_params *prm, const struct fdv_cand *c,
 		    struct fi_info ***tail)
 {
-	const struct fi_info *tmpl = c->dev->info;
+	const struct fi_info *tmpl = fdv_template_of(c->dev);
 	const struct fi_tx_attr *htx = hints ? hints->tx_attr : NULL;
 	const struct fi_rx_attr *hrx = hints ? hints->rx_attr : NULL;
 	struct fi_domain_attr dom;
@@ -955,6 +715,8 @@ static int fdv_emit(uint32_t version, const struct fi_info *hints,
 	int family = c->srclen ? c->src.ss_family :
 		     c->dstlen ? c->dst.ss_family : AF_UNSPEC;
 
+	if (!tmpl)
+		return 0;
 	if (prm->device_name &&
 	    strncasecmp(c->dev->name, prm->device_name,
 			strlen(prm->device_name))) {
@@ -1086,7 +848,7 @@ int fdv_getinfo(uint32_t version, const char *node, const char *service,
 		return fdv_prov_attr_info(version, info);
 
 	fdv_read_params(&prm);
-	fdv_devices_init();
+	fdv_templates_init();
 	if (!fdv_ndevices) {
 		FD_INFO(FD_LOG_FABRIC, "no RDMA device with an active port");
 		return -FI_ENODATA;
