@@ -138,16 +138,6 @@ FDV_EXPORT int fdv_cq_signal(struct fid_cq *cq);
 FDV_EXPORT const char *fdv_cq_strerror(struct fid_cq *cq, int prov_errno,
 				       const void *err_data, char *buf, size_t len);
 
-/* The kind again, after the combined test of fdv_cq_readfrom_k failed: a
- * load the compiler does not merge with that test's, which then stays a
- * compare of the word in memory instead of a load into a register kept
- * for both (as fdv_ep_kind_reload). */
-FDV_INLINE uint32_t fdv_cq_kind_reload(struct fid_cq *cq_fid)
-{
-	return __atomic_load_n(&fdv_container_of(cq_fid, struct fdv_cq_head, cq_fid)->kind,
-			       __ATOMIC_RELAXED);
-}
-
 FDV_INLINE struct fdv_cq *fdv_cq_of(struct fid_cq *cq_fid)
 {
 	return fdv_container_of(cq_fid, struct fdv_cq, cq_fid);
@@ -362,7 +352,7 @@ FDV_INLINE ssize_t fdv_cq_readfrom_k(struct fid_cq *cq_fid, void *buf,
 		return fdv_cq_poll_as(cq, FI_CQ_FORMAT_CONTEXT, buf, count, src_addr);
 	}
 #endif
-	if (fdv_unlikely(fdv_cq_kind_reload(cq_fid) == FDV_CQ_KIND_LAYER))
+	if (fdv_unlikely(fdv_cq_kind(cq_fid) == FDV_CQ_KIND_LAYER))
 		return cq_fid->ops->readfrom(cq_fid, buf, count, src_addr);
 #if FDV_THREAD_SAFE
 	return fdv_cq_readfrom(cq_fid, buf, count, src_addr);
@@ -383,7 +373,7 @@ FDV_INLINE ssize_t fdv_cq_read_k(struct fid_cq *cq_fid, void *buf, size_t count)
 		return fdv_cq_poll_as(cq, FI_CQ_FORMAT_CONTEXT, buf, count, NULL);
 	}
 #endif
-	if (fdv_unlikely(fdv_cq_kind_reload(cq_fid) == FDV_CQ_KIND_LAYER))
+	if (fdv_unlikely(fdv_cq_kind(cq_fid) == FDV_CQ_KIND_LAYER))
 		return cq_fid->ops->read(cq_fid, buf, count);
 #if FDV_THREAD_SAFE
 	return fdv_cq_readfrom(cq_fid, buf, count, NULL);
