@@ -30,6 +30,11 @@ shift
 mkdir -p "$out"
 out=$(cd "$out" && pwd -P)
 iters=${RDM_CG_ITERS:-1000}
+# A second, shorter run of each fd_rdm row: the difference of the two
+# loops' totals per extra iteration is a round trip with its empty reads
+# in, the figure a program that cannot be bracketed (ucx_perftest) gets
+# from two run lengths; 0 to skip.
+iters2=${RDM_CG_ITERS2:-$((iters / 2))}
 size=${RDM_CG_SIZE:-64}
 command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 1; }
 ncpu=$(nproc)
@@ -57,6 +62,14 @@ for b in "$@"; do
       "$b" --callgrind --variant "$name" -t tlat -s "$size" -n "$iters" \
       >"$d/run.log" 2>"$d/run.err" || echo "$name: exit $? (see $d/run.err)"
     cat "$d/run.log"
+    if [ "$iters2" -gt 0 ] && [ "$iters2" != "$iters" ]; then
+      d2=$out/cg-$name-n2
+      rm -rf "$d2"; mkdir -p "$d2"
+      env -u FI_PROVIDER FI_UNIVERSE_SIZE=16 timeout 1200 \
+        valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$d2/cg.%p" -q \
+        "$b" --callgrind --variant "$name" -t tlat -s "$size" -n "$iters2" \
+        >"$d2/run.log" 2>"$d2/run.err" || echo "$name (n2): exit $? (see $d2/run.err)"
+    fi
     ;;
   fd_pingpong*)
     # report.py's layout: OUT/callgrind/VARIANT/{cg.*,run.log}
@@ -76,18 +89,9 @@ out, iters, here, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4
 sys.path.insert(0, here)
 rows = []
 msg = {}
-if any(n.startswith("msg-") for n in names):
-    import report
-    for r in report.instructions(out):
-        if r["side"] == "client" and r["test"] == "send":
-            msg[r["variant"]] = r
-for name in names:
-    if name.startswith("msg-"):
-        r = msg.get(name)
-        rows.append((name, r and r["round_trip"], r and r["empty_poll"],
-                     r and r["empties"] / r["iters"], r and r["bracket"]))
-        continue
-    d = os.path.join(out, "cg-" + name)
+loopdiff = {}
+
+def load(d):
     tot = {}
     for f in glob.glob(os.path.join(d, "cg.*")):
         txt = open(f, errors="replace").read()
@@ -102,6 +106,20 @@ for name in names:
                 cnt = {k: v for k, v in (p.split("=", 1) for p in line.split()[1:])}
     except OSError:
         pass
+    return tot, cnt
+
+if any(n.startswith("msg-") for n in names):
+    import report
+    for r in report.instructions(out):
+        if r["side"] == "client" and r["test"] == "send":
+            msg[r["variant"]] = r
+for name in names:
+    if name.startswith("msg-"):
+        r = msg.get(name)
+        rows.append((name, r and r["round_trip"], r and r["empty_poll"],
+                     r and r["empties"] / r["iters"], r and r["bracket"]))
+        continue
+    tot, cnt = load(os.path.join(out, "cg-" + name))
     if cnt is None or not all(k in tot for k in ("loop", "empty", "nop")):
         rows.append((name, None, None, None, None)); continue
     n = int(cnt["iters"])
@@ -109,12 +127,17 @@ for name in names:
     empty = tot["empty"] / int(cnt["probes"])
     rt = (tot["loop"] - int(cnt["empties"]) * empty - int(cnt["calls"]) * nop) / n
     rows.append((name, rt, empty - nop, int(cnt["empties"]) / n, nop))
+    # the loop total difference of the two run lengths (empty reads in)
+    tot2, cnt2 = load(os.path.join(out, "cg-" + name + "-n2"))
+    if cnt2 and "loop" in tot2 and int(cnt2["iters"]) != n:
+        loopdiff[name] = (tot["loop"] - tot2["loop"]) / (n - int(cnt2["iters"]))
 base = {k: v for k, v, *_ in rows}
-print("%-14s %10s %11s %11s %8s %9s %9s" % ("variant", "instr/RT", "empty read",
-                                          "empties/RT", "bracket", "vs upstr", "vs MSG"))
+print("%-14s %10s %11s %11s %8s %9s %9s %10s" % ("variant", "instr/RT", "empty read",
+                                          "empties/RT", "bracket", "vs upstr", "vs MSG",
+                                          "loop diff"))
 with open(os.path.join(out, "rdm-callgrind.csv"), "w") as csv:
     csv.write("variant,instructions_per_round_trip,empty_read,empties_per_round_trip,"
-              "bracket,ratio_upstream,ratio_msg_direct\n")
+              "bracket,ratio_upstream,ratio_msg_direct,loop_diff_per_round_trip\n")
     for n, rt, e, epr, nop in rows:
         if rt is None:
             print("%-14s %10s" % (n, "no data")); continue
@@ -122,8 +145,11 @@ with open(os.path.join(out, "rdm-callgrind.csv"), "w") as csv:
         ms = base.get("msg-direct")
         ru = rt / up if up and n.startswith("rdm-") else None
         rm = rt / ms if ms else None
-        print("%-14s %10.0f %11.0f %11.1f %8.1f %9s %9s" % (
-            n, rt, e, epr, nop, "%.2fx" % ru if ru else "-", "%.2fx" % rm if rm else "-"))
-        csv.write("%s,%.1f,%.1f,%.2f,%.1f,%s,%s\n" % (n, rt, e, epr, nop,
-                  "%.3f" % ru if ru else "", "%.3f" % rm if rm else ""))
+        ld = loopdiff.get(n)
+        print("%-14s %10.0f %11.0f %11.1f %8.1f %9s %9s %10s" % (
+            n, rt, e, epr, nop, "%.2fx" % ru if ru else "-", "%.2fx" % rm if rm else "-",
+            "%.0f" % ld if ld is not None else "-"))
+        csv.write("%s,%.1f,%.1f,%.2f,%.1f,%s,%s,%s\n" % (n, rt, e, epr, nop,
+                  "%.3f" % ru if ru else "", "%.3f" % rm if rm else "",
+                  "%.1f" % ld if ld is not None else ""))
 PY

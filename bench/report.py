@@ -5,7 +5,7 @@ CSV/JSON summaries and gnuplot PNGs.
     report.py OUT [--only latency|instructions] [--no-plots]
 
 Parts it reads (whatever exists): latency/, bw/, rstream/, tools/,
-callgrind/, setup/, ucx/, rscg/, rdm/, more/.
+callgrind/, setup/, ucx/, rscg/, rdm/, tagged/, more/.
 
 OUT is the directory vm-session.sh wrote. Results go to OUT/summary/ and
 the tables to stdout (and OUT/summary/report.txt).
@@ -24,6 +24,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report_more  # noqa: E402  (setup, UCX, rstream vs rsockets)
 import report_fi_more  # noqa: E402  (FI_MORE message rate)
+import report_tagged  # noqa: E402  (issue 23: tagged round trip beside UCX)
 
 VARIANTS = ["rawverbs", "direct", "off", "upstream"]
 TESTS = ["send", "inject", "write", "writedata", "read", "atomic"]
@@ -800,6 +801,8 @@ def main():
     report += report_more.rscg_lines(rc)
     rdm = report_more.load_rdm(a.out)
     report += report_more.rdm_lines(rdm)
+    tagged = report_tagged.load(a.out)
+    report += report_tagged.lines(tagged)
     more = report_fi_more.load_more(os.path.join(a.out, "more"))
     report += report_fi_more.more_lines(more)
     if lat or bw or rs or ins:
@@ -808,6 +811,8 @@ def main():
     report += report_more.targets_lines(rs, tools, ins, su,
                                         report_fi_more.target_lines(more) if more else None)
     report += report_more.rdm_targets_lines(rdm)
+    if report_tagged.has_data(tagged) or ins:
+        report += report_tagged.target_lines(tagged, ins)
     with open(os.path.join(summary, "results.json"), "w") as f:
         json.dump({
             "bandwidth": [dict(source=v, test=t, bytes=s, **r)
@@ -827,10 +832,12 @@ def main():
                 "packets_per_transfer": [dict(source=k[0], bytes=k[1], **r)
                                          for k, r in sorted(rc["wire"].items())]},
             "rdm": rdm,
+            "tagged": report_tagged.rows(tagged),
             "more": more,
         }, f, indent=1)
     report_more.write_csvs(summary, su, ucx, rc)
     report_more.write_rdm_csv(summary, rdm)
+    report_tagged.write_csv(summary, tagged)
     report_fi_more.write_csv(summary, more)
     pngs = [] if a.no_plots else plots(summary, lat, tools, ins, bw, rs)
     gp = shutil.which("gnuplot")
@@ -845,7 +852,7 @@ def main():
     sys.stdout.write(text)
     written = [n for n in ("report.txt", "latency.csv", "bandwidth.csv", "rstream.csv",
                            "instructions.csv", "setup.csv", "rstream-rsockets.csv",
-                           "rdm.csv", "rdm-memory.csv", "more.csv", "results.json")
+                           "rdm.csv", "rdm-memory.csv", "tagged.csv", "more.csv", "results.json")
                if os.path.exists(os.path.join(summary, n))] + [os.path.basename(p) for p in pngs]
     print("written to %s: %s" % (summary, ", ".join(written)))
     return 0

@@ -3,7 +3,7 @@
 # machine to the comparison table.
 #
 #   bench/run-all.sh [--full] [--out DIR]
-#                    [--parts latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm,more]
+#                    [--parts latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm,tagged,more]
 #                    [--no-install] [--jobs N]
 #
 # 1. installs what is missing (scripts/install-deps.sh, then what only the
@@ -21,7 +21,10 @@
 #    rc_verbs; rstream vs rsockets per transfer (instructions, packets);
 #    RDM tagged 64 B round trips under callgrind (direct, OFF, upstream
 #    verbs;ofi_rxm, beside the MSG send) and an RDM receiver's memory with
-#    8 and 256 peers (fd_rdm_mem); the FI_MORE message rate: 64 B sends
+#    8 and 256 peers (fd_rdm_mem); UCX's tag_lat and am_lat round trips
+#    under callgrind and the tagged 64 B latency on the wall clock (this
+#    library, upstream rxm, UCX tag_lat, ib_send_lat); the FI_MORE
+#    message rate: 64 B sends
 #    one per call against 16 per doorbell, instructions per message and
 #    msg/s, beside ib_send_bw with and without --post_list 16
 #    (more-rate.sh);
@@ -42,7 +45,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO=$(cd "$HERE/.." && pwd -P)
 OUT=$REPO/build/bench-results
 FULL=()
-PARTS=latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm,more
+PARTS=latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm,tagged,more
 INSTALL=1
 JOBS=2
 

@@ -8,8 +8,9 @@
 # LIST: comma list of latency, bw, rstream, tools, callgrind, setup (time
 # to first message, memory per endpoint), ucx (ucx_perftest anchor), rscg
 # (rstream vs rsockets: instructions and packets per transfer), rdm (RDM
-# round trips and receiver memory), more (FI_MORE message rate:
-# bench/more-rate.sh into OUT/more); default all.
+# round trips and receiver memory), tagged (64 B tagged latency on the
+# wall clock: fd_rdm direct/OFF/upstream rxm, UCX tag_lat, ib_send_lat),
+# more (FI_MORE message rate: bench/more-rate.sh into OUT/more); default all.
 # BENCH_LAT_SIZES, BENCH_LAT_ITERS, BENCH_LAT_WARMUP, BENCH_BW_SIZES,
 # BENCH_BW_ITERS, BENCH_BW_WINDOW, BENCH_RS_SIZES, BENCH_RS_ITERS,
 # BENCH_RS_COUNT, BENCH_RS_BW_ITERS, BENCH_TOOL_SIZES, BENCH_TOOL_ITERS,
@@ -28,7 +29,7 @@ DIRECT=${2:?direct build dir}
 OFF=${3:?off build dir}
 shift 3
 FULL=0
-PARTS=latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm,more
+PARTS=latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm,tagged,more
 while [ $# -gt 0 ]; do
 	case $1 in
 	--full) FULL=1 ;;
@@ -123,6 +124,21 @@ declare -A SUBIN=(
 SETUP_RUNS=${BENCH_SETUP_RUNS:-3}
 SETUP_EPS=${BENCH_SETUP_EPS:-1 16 256}
 UCX_ITERS=${BENCH_UCX_ITERS:-$LAT_ITERS}
+# ucx_perftest's whole client under callgrind at two run lengths (tag_lat,
+# am_lat): the difference per iteration is one round trip, empty polls
+# included.
+UCX_CG_N1=${BENCH_UCX_CG_N1:-100}
+UCX_CG_N2=${BENCH_UCX_CG_N2:-300}
+# UCP (tag_lat) over rc_verbs on rxe0: it needs a second transport for its
+# wire-up messages (tcp and shared memory do not qualify in 1.13), and
+# ud_verbs:aux keeps UD out of the data path. Its UD traffic gets through
+# on this rxe only with GID index 0 (with the IPv4-mapped GID 1, or auto,
+# wire-up times out and UCX aborts); rc_verbs alone answers "no auxiliary
+# transport". The data lane stays rc_verbs/rxe0:1 (UCX_LOG_LEVEL=info
+# prints ep_cfg[0]: tag(rc_verbs/rxe0:1)). UD_TIMEOUT: wire-up under
+# callgrind is slow.
+read -r -a UCP_ENV <<< "${BENCH_UCX_UCP_ENV:-UCX_TLS=rc_verbs,ud_verbs:aux UCX_NET_DEVICES=rxe0:1 UCX_IB_GID_INDEX=0 UCX_UD_TIMEOUT=300s}"
+TAG_ITERS=${BENCH_TAG_ITERS:-$LAT_ITERS}
 RSCG_SIZES=${BENCH_RSCG_SIZES:-64}
 RSCG_VARIANTS=${BENCH_RSCG_VARIANTS:-direct}
 RSCG_N1=${BENCH_RSCG_N1:-50}
@@ -417,6 +433,31 @@ if has_part ucx; then
 				-p "$port" -- valgrind --tool=callgrind -q --compress-strings=no \
 				--compress-pos=no --callgrind-out-file="$OUT/ucx/cg.am_lat" ucx_perftest \
 				"${UCXO[@]}" -t am_lat -s 64 -n "$RSCG_N1" -p "$port" "$ADDR"
+			# One round trip per iteration, counted like fd_rdm's loop
+			# total: the client whole (ucx_perftest cannot be
+			# bracketed) at two run lengths, the difference divided
+			# by the extra iterations (start-up, wire-up and warm-up
+			# cancel). tag_lat is UCP tag matching over rc_verbs (the
+			# counterpart of fi_tsend/fi_trecv), am_lat UCT active
+			# messages on the rc_verbs transport alone.
+			for t in tag_lat am_lat; do
+				for n in $UCX_CG_N1 $UCX_CG_N2; do
+					say "ucx: $t 64 B under callgrind, $n iterations"
+					port=$((port + 1))
+					if [ "$t" = tag_lat ]; then
+						cmd=(env "${UCP_ENV[@]}")
+						args=(-t tag_lat -s 64 -n "$n" -w 20 -p "$port")
+					else
+						cmd=(env)
+						args=("${UCXO[@]}" -t am_lat -s 64 -n "$n" -p "$port")
+					fi
+					run_pair "ucx_cg_${t}_n$n" 64 "${cmd[@]}" ucx_perftest "${args[@]}" \
+						-- "${cmd[@]}" valgrind --tool=callgrind -q --compress-strings=no \
+						--callgrind-out-file="$OUT/ucx/cg.$t.n$n" ucx_perftest \
+						"${args[@]}" "$ADDR"
+				done
+			done
+			echo "n1 $UCX_CG_N1 n2 $UCX_CG_N2 ucp_env ${UCP_ENV[*]}" > "$OUT/ucx/cg-lengths.txt"
 		fi
 		unset PAIR_DIR
 	fi
@@ -504,6 +545,51 @@ if has_part rdm; then
 		timeout 600 "${NICE[@]}" "$b" -b "$ADDR" -p 8,256 > "$OUT/rdm/mem-$v.txt" \
 			2> "$OUT/rdm/mem-$v.err" || say "rdm: fd_rdm_mem $v failed (see $OUT/rdm/mem-$v.err)"
 	done
+fi
+# ---------------------------------------------------------------------------
+# Tagged 64 B latency on the wall clock (issue 23), one after the other in
+# this session: fd_rdm (this library's RDM endpoint, direct and OFF),
+# fd_rdm_upstream (Debian's libfabric, verbs;ofi_rxm), ucx_perftest
+# tag_lat (UCP over rc_verbs) and ib_send_lat (raw verbs, the floor). Each
+# prints its mean one-way time (half the round trip); UCX and perftest
+# their median too.
+if has_part tagged; then
+	mkdir -p "$OUT/tagged"
+	PAIR_DIR=$OUT/tagged
+	port=18900
+	for v in direct off upstream; do
+		case $v in
+		direct) b=$DIRECT/bench/fd_rdm ;;
+		off) b=$OFF/bench/fd_rdm ;;
+		upstream) b=$DIRECT/bench/fd_rdm_upstream ;;
+		esac
+		[ -x "$b" ] || { say "tagged: no $b, skipped"; continue; }
+		say "tagged: fd_rdm $v, 64 B x $TAG_ITERS"
+		# upstream: FI_UNIVERSE_SIZE=16 or its rxm CQs fail on rxe;
+		# the provider comes from the hints (see rdm-callgrind.sh)
+		env -u FI_PROVIDER FI_UNIVERSE_SIZE=16 timeout 600 "${NICE[@]}" "$b" -t tlat -s 64 \
+			-n "$TAG_ITERS" > "$OUT/tagged/fd_rdm-$v.txt" 2> "$OUT/tagged/fd_rdm-$v.err" ||
+			say "tagged: fd_rdm $v failed (see $OUT/tagged/fd_rdm-$v.err)"
+	done
+	if command -v ucx_perftest > /dev/null; then
+		say "tagged: ucx_perftest tag_lat 64 B x $TAG_ITERS"
+		port=$((port + 1))
+		run_pair ucx_tag_lat 64 env "${UCP_ENV[@]}" \
+			ucx_perftest -t tag_lat -s 64 -n "$TAG_ITERS" -w 20 -p "$port" \
+			-- env "${UCP_ENV[@]}" \
+			ucx_perftest -t tag_lat -s 64 -n "$TAG_ITERS" -w 20 -p "$port" "$ADDR"
+	else
+		echo "ucx_perftest not installed (ucx-utils)" > "$OUT/tagged/ucx-missing.txt"
+	fi
+	for try in 1 2 3; do
+		command -v ib_send_lat > /dev/null || break
+		say "tagged: ib_send_lat 64 B x $TAG_ITERS"
+		port=$((port + 1))
+		run_pair ib_send_lat 64 ib_send_lat -F -d rxe0 -s 64 -n "$TAG_ITERS" -p "$port" \
+			-- ib_send_lat -F -d rxe0 -s 64 -n "$TAG_ITERS" -p "$port" "$ADDR"
+		grep -qw inf "$OUT/tagged/ib_send_lat-64.txt" || break
+	done
+	unset PAIR_DIR
 fi
 # ---------------------------------------------------------------------------
 # FI_MORE message rate (issue 15): 64 B send_bw, one request per call

@@ -100,6 +100,8 @@ class Layers:
     def __init__(self, macro=None, layer_kind=None, cq_kind=None):
         self.macro, self.layer_kind, self.cq_kind = macro, layer_kind, cq_kind
         self.inline = {}
+        # call -> IMPL that tests the CQ's kind itself (@cq-kind-inside)
+        self.cq_inside = {}
 
 
 class InlineLayer:
@@ -120,6 +122,7 @@ def parse_spec(text):
     layers = Layers()
     inline = {}        # ep type -> InlineLayer
     unsupported = {}   # ops struct -> fields with no wrapper, answered -FI_ENOSYS
+    cq_inside = {}     # CQ call -> IMPL testing the CQ kind itself
     cur = None
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
@@ -141,6 +144,13 @@ def parse_spec(text):
                 raise GenError("%s:%d: @inline-layer TYPE CONFIG-HEADER CONFIG-MACRO KIND HEADER"
                                % (SPEC, n))
             inline[words[1]] = InlineLayer(*words[1:])
+            continue
+        if words[0] == "@cq-kind-inside":
+            if len(words) < 2 or not all("=" in w for w in words[1:]):
+                raise GenError("%s:%d: @cq-kind-inside CALL=IMPL..." % (SPEC, n))
+            for w in words[1:]:
+                call, _, impl = w.partition("=")
+                cq_inside[call] = impl
             continue
         if words[0] == "@layers":
             if len(words) not in (3, 4) or layers.macro:
@@ -182,7 +192,10 @@ def parse_spec(text):
                                    "go through its ops table; leave them out" % (SPEC, call, t))
     if inline and not layers.macro:
         raise GenError("%s: @inline-layer needs @layers" % SPEC)
+    if cq_inside and not layers.cq_kind:
+        raise GenError("%s: @cq-kind-inside needs a CQ-LAYER-KIND in @layers" % SPEC)
     layers.inline = inline
+    layers.cq_inside = cq_inside
     return headers, layers, unsupported
 
 
@@ -345,6 +358,17 @@ def impl_body(func, impls, layers):
         if impl == "enosys":
             return enosys_body(func)
         lines = []
+        if layers.macro and func.name in layers.cq_inside:
+            if not is_cq_call(func):
+                raise GenError("%s: @cq-kind-inside names a call that takes no CQ" % func.name)
+            # The IMPL tests the kind itself, merged with its first test
+            # of the CQ's state: one compare on the common path.
+            lines.append("#if %s" % layers.macro)
+            lines.append("\t" + call_impl(func, layers.cq_inside[func.name]))
+            lines.append("#else")
+            lines.append("\t" + call_impl(func, impl))
+            lines.append("#endif")
+            return "\n".join(lines)
         if layers.macro and layers.cq_kind and is_cq_call(func):
             lines.append("#if %s" % layers.macro)
             lines.append("\tif (fdv_unlikely(fdv_cq_kind(%s) == %s))"

@@ -18,6 +18,8 @@ pkgs=(
   openmpi-bin libopenmpi-dev
   # benchmarks: reference tools and the instruction counter
   perftest valgrind gnuplot-nox
+  # UCX beside us in the benchmarks (ucx_perftest; pulls in libucx0)
+  ucx-utils
 )
 [ "${FD_DEPS_EXTRA:-}" ] && pkgs+=(${FD_DEPS_EXTRA})
 

@@ -179,7 +179,7 @@ ssize_t fdv_cq_deliver_slow(struct fdv_cq *cq, struct ibv_wc *wc, int n,
 		    wc[i].status == IBV_WC_WR_FLUSH_ERR)
 			continue;
 		full->backlog_head = 0;
-		cq->backlog = (uint32_t)(n - i);
+		fdv_cq_set_backlog(cq, (uint32_t)(n - i));
 		memcpy(full->backlog_wc, &wc[i], sizeof(*wc) * (size_t)(n - i));
 		break;
 	}
@@ -213,7 +213,7 @@ ssize_t fdv_cq_read_slow(struct fdv_cq *cq, void *buf, size_t count,
 			done++;
 		}
 		full->backlog_head++;
-		cq->backlog--;
+		fdv_cq_set_backlog(cq, cq->backlog - 1);
 	}
 	if (done) {
 		fdv_unlock(&cq->lock);
@@ -294,7 +294,7 @@ ssize_t fdv_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 	}
 	if (!(flags & FI_PEEK)) {
 		full->backlog_head++;
-		cq->backlog--;
+		fdv_cq_set_backlog(cq, cq->backlog - 1);
 	}
 	fdv_unlock(&cq->lock);
 	return 1;
@@ -372,7 +372,7 @@ int fdv_cq_trywait(struct fdv_cq_full *full)
 	n = ibv_poll_cq(cq->ibcq, FDV_CQ_BATCH, full->backlog_wc);
 	if (n > 0) {
 		full->backlog_head = 0;
-		cq->backlog = (uint32_t)n;
+		fdv_cq_set_backlog(cq, (uint32_t)n);
 	}
 	fdv_unlock(&cq->lock);
 	return n > 0 ? -FI_EAGAIN : (n < 0 ? -FI_EIO : 0);
@@ -620,6 +620,7 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		goto err_channel;
 	}
 	full->cq.format = (uint32_t)format;
+	fdv_cq_set_backlog(&full->cq, 0);
 	fdv_lock_init(&full->cq.lock);
 	full->cq.cq_fid.fid.fclass = FI_CLASS_CQ;
 	full->cq.cq_fid.fid.context = context;

@@ -63,6 +63,11 @@ int main(void)
 	/* where the CQ-kind test of fi_cq_read reads */
 	printf("cq_kind %zu\n", offsetof(struct fdv_cq_head, kind));
 	printf("cq_layer_kind %d\n", FDV_CQ_KIND_LAYER);
+	/* fi_cq_read tests kind and CQ state in one 8-byte word (fdv_cq.h,
+	 * fdv_cq_readfrom_k) */
+#if FDV_EP_LAYERS && !FDV_THREAD_SAFE
+	printf("cq_kind_merged 1\n");
+#endif
 #ifdef FABRIC_DIRECT
 	printf("direct 1\n");
 #else

@@ -92,20 +92,20 @@ static inline const char *fi_eq_strerror(struct fid_eq *eq, int prov_errno,
 FDV_INLINE ssize_t fi_cq_read(struct fid_cq *cq, void *buf, size_t count)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_cq_kind(cq) == FDV_CQ_KIND_LAYER))
-		return cq->ops->read(cq, buf, count);
-#endif
+	return fdv_cq_read_k(cq, buf, count);
+#else
 	return fdv_cq_read(cq, buf, count);
+#endif
 }
 
 FDV_INLINE ssize_t fi_cq_readfrom(struct fid_cq *cq, void *buf,
 				     size_t count, fi_addr_t *src_addr)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_cq_kind(cq) == FDV_CQ_KIND_LAYER))
-		return cq->ops->readfrom(cq, buf, count, src_addr);
-#endif
+	return fdv_cq_readfrom_k(cq, buf, count, src_addr);
+#else
 	return fdv_cq_readfrom(cq, buf, count, src_addr);
+#endif
 }
 
 FDV_INLINE ssize_t fi_cq_readerr(struct fid_cq *cq,

@@ -72,6 +72,13 @@ FDV_INLINE uint32_t fdv_cq_kind(struct fid_cq *cq_fid)
 struct fdv_cq {
 	struct fid_cq cq_fid;	/* first: the application holds &cq_fid */
 	uint32_t kind;		/* FDV_CQ_KIND_VERBS; as in struct fdv_cq_head */
+	/* 0 for a CONTEXT CQ with nothing held back, else 1: with kind
+	 * (0 for a verbs CQ) one aligned 8-byte word that is 0 exactly when
+	 * a read may take the straight CONTEXT line, so the read tests kind,
+	 * format and backlog with one compare against 0
+	 * (fdv_cq_readfrom_k). A layer's CQ has another kind and fails it
+	 * whatever follows its head. Set with fdv_cq_set_backlog. */
+	uint32_t not_fast;
 	struct ibv_cq *ibcq;
 	/* format and backlog share one aligned 8-byte word (the layout
 	 * is checked below), so the read path tests "a CONTEXT CQ with nothing
@@ -84,24 +91,33 @@ struct fdv_cq {
 };
 
 #ifndef __cplusplus
-_Static_assert(offsetof(struct fdv_cq, backlog) == offsetof(struct fdv_cq, format) + 4 &&
-	       offsetof(struct fdv_cq, format) % 8 == 0,
-	       "fdv_cq: format and backlog must share one aligned 8-byte word");
+_Static_assert(offsetof(struct fdv_cq, not_fast) == offsetof(struct fdv_cq, kind) + 4 &&
+	       offsetof(struct fdv_cq, kind) % 8 == 0 &&
+	       offsetof(struct fdv_cq, kind) == offsetof(struct fdv_cq_head, kind) &&
+	       FDV_CQ_KIND_VERBS == 0,
+	       "fdv_cq: kind and not_fast must share one aligned 8-byte word, 0 when fast");
 #endif
 
-/* The word (format, backlog) of a CONTEXT CQ with an empty backlog. */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define FDV_CQ_FAST_CONTEXT ((uint64_t)FI_CQ_FORMAT_CONTEXT)
-#else
-#define FDV_CQ_FAST_CONTEXT ((uint64_t)FI_CQ_FORMAT_CONTEXT << 32)
-#endif
+/* The word (kind, not_fast) of a verbs CONTEXT CQ with an empty backlog:
+ * 0, so the compare needs no immediate wider than a byte. */
+#define FDV_CQ_FAST_CONTEXT ((uint64_t)0)
 
-FDV_INLINE uint64_t fdv_cq_format_backlog(const struct fdv_cq *cq)
+/* Read through the fid (the CQ may be a layer's): only the head's kind
+ * and the 4 bytes after it, which every CQ object has. */
+FDV_INLINE uint64_t fdv_cq_kind_format(const struct fid_cq *cq_fid)
 {
 	uint64_t word;
 
-	memcpy(&word, &cq->format, sizeof(word));
+	memcpy(&word, &fdv_container_of(cq_fid, struct fdv_cq, cq_fid)->kind, sizeof(word));
 	return word;
+}
+
+/* Every change of the backlog goes through here (in the library, under
+ * the CQ's lock), which keeps fast_format in step. */
+FDV_INLINE void fdv_cq_set_backlog(struct fdv_cq *cq, uint32_t n)
+{
+	cq->backlog = n;
+	cq->not_fast = n || cq->format != FI_CQ_FORMAT_CONTEXT;
 }
 
 /* Out of line, in the library; the first three are the read path's slow
@@ -271,28 +287,18 @@ FDV_INLINE ssize_t fdv_cq_poll_as(struct fdv_cq *cq, const uint32_t format,
 	return ret;
 }
 
-FDV_INLINE ssize_t fdv_cq_readfrom(struct fid_cq *cq_fid, void *buf,
-				   size_t count, fi_addr_t *src_addr)
+/* Every read but the CONTEXT line with nothing held back: called with
+ * the lock held, which it drops. */
+FDV_INLINE ssize_t fdv_cq_read_other(struct fdv_cq *cq, void *buf,
+				     size_t count, fi_addr_t *src_addr)
 {
-	struct fdv_cq *cq = fdv_cq_of(cq_fid);
-
-	fdv_lock(&cq->lock);
-	/* Tested first, so a caller's stack buffer (never NULL) and a
-	 * constant count fold these tests away. */
-	if (fdv_unlikely(!count || !buf)) {
-		fdv_unlock(&cq->lock);
-		return fdv_cq_read_slow(cq, buf, count, src_addr);
-	}
-	/* One compare of the (format, backlog) word against an immediate
-	 * picks the commonest CQ, CONTEXT with nothing held back, before the
-	 * poll: its line has no further format or backlog test. */
-	if (fdv_likely(fdv_cq_format_backlog(cq) == FDV_CQ_FAST_CONTEXT))
-		return fdv_cq_poll_as(cq, FI_CQ_FORMAT_CONTEXT, buf, count, src_addr);
-	if (fdv_unlikely(cq->backlog)) {
+	if (fdv_unlikely(!count || !buf || cq->backlog)) {
 		fdv_unlock(&cq->lock);
 		return fdv_cq_read_slow(cq, buf, count, src_addr);
 	}
 	switch (cq->format) {
+	case FI_CQ_FORMAT_CONTEXT:
+		return fdv_cq_poll_as(cq, FI_CQ_FORMAT_CONTEXT, buf, count, src_addr);
 	case FI_CQ_FORMAT_MSG:
 		return fdv_cq_poll_as(cq, FI_CQ_FORMAT_MSG, buf, count, src_addr);
 	case FI_CQ_FORMAT_DATA:
@@ -302,10 +308,80 @@ FDV_INLINE ssize_t fdv_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 	}
 }
 
+FDV_INLINE ssize_t fdv_cq_readfrom(struct fid_cq *cq_fid, void *buf,
+				   size_t count, fi_addr_t *src_addr)
+{
+	struct fdv_cq *cq = fdv_cq_of(cq_fid);
+
+	fdv_lock(&cq->lock);
+	/* Tested first, so a caller's stack buffer (never NULL) and a
+	 * constant count fold these tests away. One compare of the (kind,
+	 * not_fast) word against 0 then picks the commonest CQ, CONTEXT with
+	 * nothing held back, before the poll: its line has no further format
+	 * or backlog test. */
+	if (fdv_likely(count && buf &&
+		       fdv_cq_kind_format(cq_fid) == FDV_CQ_FAST_CONTEXT))
+		return fdv_cq_poll_as(cq, FI_CQ_FORMAT_CONTEXT, buf, count, src_addr);
+	return fdv_cq_read_other(cq, buf, count, src_addr);
+}
+
 FDV_INLINE ssize_t fdv_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 {
 	return fdv_cq_readfrom(cq_fid, buf, count, NULL);
 }
+
+#if FDV_EP_LAYERS
+/* The direct wrappers' reads when layers' CQs exist (gen/api.spec
+ * @cq-kind-inside): the kind is tested in the same compare as format and
+ * backlog, where a separate test of it before fdv_cq_readfrom cost two
+ * instructions more per read. Without FDV_THREAD_SAFE only: with it, the
+ * verbs CQ's fields are read under its lock, which a layer's CQ does not
+ * have, so the kind goes first. */
+FDV_INLINE ssize_t fdv_cq_readfrom_k(struct fid_cq *cq_fid, void *buf,
+				     size_t count, fi_addr_t *src_addr)
+{
+#if !FDV_THREAD_SAFE
+	/* The word first, so that its "else" side is the only way to a
+	 * layer's ops table; count and buf after it (constants in the
+	 * common caller: folded). */
+	if (fdv_likely(fdv_cq_kind_format(cq_fid) == FDV_CQ_FAST_CONTEXT)) {
+		struct fdv_cq *cq = fdv_cq_of(cq_fid);
+
+		if (fdv_unlikely(!count || !buf))
+			return fdv_cq_read_slow(cq, buf, count, src_addr);
+		return fdv_cq_poll_as(cq, FI_CQ_FORMAT_CONTEXT, buf, count, src_addr);
+	}
+#endif
+	if (fdv_unlikely(fdv_cq_kind(cq_fid) == FDV_CQ_KIND_LAYER))
+		return cq_fid->ops->readfrom(cq_fid, buf, count, src_addr);
+#if FDV_THREAD_SAFE
+	return fdv_cq_readfrom(cq_fid, buf, count, src_addr);
+#else
+	/* the word said: not the CONTEXT line (no lock to take) */
+	return fdv_cq_read_other(fdv_cq_of(cq_fid), buf, count, src_addr);
+#endif
+}
+
+FDV_INLINE ssize_t fdv_cq_read_k(struct fid_cq *cq_fid, void *buf, size_t count)
+{
+#if !FDV_THREAD_SAFE
+	if (fdv_likely(fdv_cq_kind_format(cq_fid) == FDV_CQ_FAST_CONTEXT)) {
+		struct fdv_cq *cq = fdv_cq_of(cq_fid);
+
+		if (fdv_unlikely(!count || !buf))
+			return fdv_cq_read_slow(cq, buf, count, NULL);
+		return fdv_cq_poll_as(cq, FI_CQ_FORMAT_CONTEXT, buf, count, NULL);
+	}
+#endif
+	if (fdv_unlikely(fdv_cq_kind(cq_fid) == FDV_CQ_KIND_LAYER))
+		return cq_fid->ops->read(cq_fid, buf, count);
+#if FDV_THREAD_SAFE
+	return fdv_cq_readfrom(cq_fid, buf, count, NULL);
+#else
+	return fdv_cq_read_other(fdv_cq_of(cq_fid), buf, count, NULL);
+#endif
+}
+#endif
 
 FDV_EXTERN_C_END
 
