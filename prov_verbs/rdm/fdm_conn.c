@@ -35,6 +35,8 @@ static void fdm_conn_set_state(struct fdm_conn *c, enum fdm_conn_state st)
 	c->ep->nconnecting += (uint32_t)fdm_state_pending(st) -
 			      (uint32_t)fdm_state_pending(c->state);
 	c->state = st;
+	if (c->ep->nconnecting)
+		c->ep->work = 1;
 	fdm_conn_sync(c);
 }
 
@@ -83,6 +85,10 @@ static struct fdm_conn *fdm_conn_new(struct fdm_ep *ep, const struct fdm_name *p
 	c->src_gen = UINT64_MAX;
 	fdm_list_init(&c->pending);
 	fdm_list_init(&c->flush_node);
+	c->wr.opcode = IBV_WR_SEND;
+	c->wr.sg_list = c->sge;
+	c->wr.num_sge = 1;
+	c->sge[0].lkey = fdv_desc_lkey(ep->vdesc);
 	ep->conns[ep->nconns++] = c;
 	return c;
 }
@@ -100,14 +106,12 @@ struct fdm_conn *fdm_conn_by_id(struct fdm_ep *ep, uint32_t id)
 	return id < ep->nconns ? ep->conns[id] : NULL;
 }
 
-fi_addr_t fdm_conn_src(struct fdm_conn *conn)
+fi_addr_t fdm_conn_src_find(struct fdm_conn *conn)
 {
 	struct fdm_av *av = conn->ep->av;
 
-	if (conn->src_gen != av->gen + av->count) {
-		conn->src = fdm_av_find(av, &conn->peer);
-		conn->src_gen = av->gen + av->count;
-	}
+	conn->src = fdm_av_find(av, &conn->peer);
+	conn->src_gen = av->gen + av->count;
 	return conn->src;
 }
 
@@ -155,6 +159,7 @@ static void fdm_conn_want_flush(struct fdm_conn *c)
 	if (!c->on_flush) {
 		c->on_flush = true;
 		fdm_list_add_tail(&c->ep->flush, &c->flush_node);
+		c->ep->work = 1;
 	}
 }
 

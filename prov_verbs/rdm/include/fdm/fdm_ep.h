@@ -24,12 +24,13 @@
 #include <sys/uio.h>
 
 #include <fdv/fdv_compiler.h>
+#include <fdv/fdv_verbs.h>
 #include <fdm/fdm_config.h>	/* FDM_EP_KIND */
 
 FDV_EXTERN_C_BEGIN
 
 /* Bumped whenever a structure of this file changes meaning. */
-#define FDM_ABI_VERSION		4u
+#define FDM_ABI_VERSION		5u
 
 #define FDM_PROTO_VERSION	2
 #define FDM_HDR_LEN		32u
@@ -238,6 +239,16 @@ struct fdm_conn {
 	fi_addr_t src;			/* the peer in the endpoint's AV */
 	uint64_t src_gen;
 	long deadline_ms;		/* FDM_C_WAIT_PEER gives up then */
+	/* The inline eager send's work request, built once (fdm_conn_new):
+	 * opcode IBV_WR_SEND, sg_list sge, sge[0].lkey the bounce buffers'.
+	 * A send sets the addresses, lengths and num_sge: the header in the
+	 * bounce buffer and the payload in place as two inline SGEs when
+	 * both fit the verbs endpoint's inline size, else header and
+	 * payload copied into the bounce buffer as one SGE. Written only by
+	 * the inline send, which a FI_THREAD_DOMAIN application serialises
+	 * (FI_THREAD_SAFE domains take the library's send instead). */
+	struct ibv_send_wr wr;
+	struct ibv_sge sge[2];
 };
 
 /* ---- endpoint ---- */
@@ -310,7 +321,14 @@ struct fdm_ep {
 	uint32_t nconns, conns_cap;
 	uint32_t nwait;			/* connections in FDM_C_WAIT_PEER */
 	uint32_t nconnecting;		/* connections not yet established */
-	uint32_t eq_tick;
+	/* Progress calls left until the EQ is read again (FDM_EQ_EVERY). */
+	uint32_t eq_left;
+	/* Set where work beyond the verbs CQ appears (a connection on its
+	 * way, a credit report owed, a connection to flush, a rendezvous
+	 * started, an atomic answer waiting); recomputed by the progress
+	 * pass that looks at them. While it is 0 and the EQ is not due,
+	 * progress costs one test beyond the CQ read (fdm_ep_progress). */
+	uint32_t work;
 	struct fdm_conn **by_addr;	/* cache: fi_addr_t -> connection */
 	size_t by_addr_cap;
 	uint64_t by_addr_gen;
