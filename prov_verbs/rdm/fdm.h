@@ -35,7 +35,7 @@
 #include <fdv/fdv_lock.h>
 #include <fdv/fdv_mr.h>
 
-#include <fdm/fdm_ep.h>
+#include "fdm_ep.h"
 #include "fdm_atomic.h"
 #include "fdm_proto.h"
 
@@ -314,7 +314,7 @@ void fdm_cq_write_err(struct fdm_cq *cq, void *context, uint64_t flags,
 int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
 void fdm_ep_progress(struct fdm_ep *ep);
-/* Recompute tx_fast, rx_fast, tx_report (fdm/fdm_ep.h). */
+/* Recompute tx_fast, rx_fast, tx_report (fdm_ep.h). */
 void fdm_ep_fast_update(struct fdm_ep *ep);
 void fdm_ep_progress_cb(void *arg);
 /* Progress every endpoint of d, then arm their verbs CQs and EQs: 0 when

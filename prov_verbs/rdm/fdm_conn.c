@@ -8,7 +8,7 @@
 
 #include "fd_core.h"
 #include "fdm.h"
-#include <fdm/fdm_msg.h>
+#include "fdm_msg.h"
 
 /* How long a peer that refused our request because its own is on the way
  * (FDM_CM_BUSY) has to get that request to us. */
@@ -19,7 +19,7 @@ static bool fdm_state_pending(enum fdm_conn_state st)
 	return st == FDM_C_CONNECTING || st == FDM_C_ACCEPTING || st == FDM_C_WAIT_PEER;
 }
 
-/* tx_vep, what the inline send tests (fdm/fdm_msg.h): the verbs
+/* tx_vep, what the inline send tests (fdm_msg.h): the verbs
  * endpoint while a send may go straight to it, connected with nothing
  * queued ahead; after every change of state, vep or the pending list. */
 static void fdm_conn_sync(struct fdm_conn *c)
@@ -294,7 +294,7 @@ void fdm_conn_submit(struct fdm_conn *c, struct fdm_tx *tx)
 	}
 }
 
-/* The inline send's post failed (fdm/fdm_msg.h): as fdm_conn_submit
+/* The inline send's post failed (fdm_msg.h): as fdm_conn_submit
  * does, -FI_EAGAIN queues the request in order for progress to post,
  * anything else completes it with the error. */
 ssize_t fdm_tx_post_failed(struct fdm_ep *ep, struct fdm_tx *tx, ssize_t ret)

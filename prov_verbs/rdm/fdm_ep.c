@@ -15,7 +15,7 @@
 #include "fdm.h"
 #include "fdm_cntr.h"
 
-/* What the inline calls may do on their own (fdm/fdm_msg.h): nothing
+/* What the inline calls may do on their own (fdm_msg.h): nothing
  * before fi_enable or after close, nothing in a domain whose calls lock
  * (FI_THREAD_SAFE), and only what the operation flags leave plain. */
 void fdm_ep_fast_update(struct fdm_ep *ep)
@@ -818,7 +818,7 @@ int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (!ep->info->rx_attr->iov_limit)
 		ep->info->rx_attr->iov_limit = FDM_IOV_LIMIT;
 	ep->domain = d;
-	ep->kind = FDM_EP_KIND;	/* fdm/fdm_msg.h: eager calls inline */
+	ep->kind = FDV_EP_KIND_LAYER;	/* every call through the ops tables */
 	ep->directed = !!(info->caps & FI_DIRECTED_RECV);
 	ep->rma_event = !!(info->caps & FI_RMA_EVENT);
 	fdm_list_init(&ep->dom_node);

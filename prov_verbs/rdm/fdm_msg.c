@@ -7,7 +7,7 @@
 
 #include "fd_core.h"
 #include "fdm.h"
-#include <fdm/fdm_msg.h>
+#include "fdm_msg.h"
 
 #define FDM_SEND_FLAGS (FI_REMOTE_CQ_DATA | FI_COMPLETION | FI_INJECT | \
 			FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
@@ -228,7 +228,7 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 	return 0;
 }
 
-/* What the inline calls (fdm/fdm_msg.h) leave to the library: fi_send,
+/* What the eager calls (fdm_msg.h) leave to the general path: fi_send,
  * fi_tsend, fi_inject, fi_tinject in every case but an eager send to a
  * connected peer with nothing queued. */
 ssize_t fdm_send_slow(struct fid_ep *ep, const void *buf, size_t len, void *desc,
@@ -1126,7 +1126,7 @@ static ssize_t fdm_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
 
 struct fi_ops_msg fdm_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = fdm_fast_recv,		/* fdm/fdm_msg.h, as inline in programs */
+	.recv = fdm_fast_recv,		/* fdm_msg.h */
 	.recvv = fdm_recvv,
 	.recvmsg = fdm_recvmsg,
 	.send = fdm_fast_send,

@@ -16,7 +16,7 @@ if(FABRIC_DIRECT_RDM)
   add_executable(test_rdm_proto ${CMAKE_CURRENT_SOURCE_DIR}/host/test_rdm_proto.c
                  ${FD_SRC}/prov_verbs/rdm/fdm_proto.c)
   target_include_directories(test_rdm_proto PRIVATE ${FD_SRC}/prov_verbs/rdm
-                             ${FD_SRC}/prov_verbs/rdm/include ${FD_SRC}/prov_verbs/include
+                             ${FD_SRC}/prov_verbs/include
                              ${CMAKE_CURRENT_SOURCE_DIR}/include)
   target_link_libraries(test_rdm_proto PRIVATE fabric::fabric)
   target_compile_options(test_rdm_proto PRIVATE ${FD_WARNINGS})
@@ -29,7 +29,7 @@ endif()
 if(FABRIC_DIRECT_RDM)
   add_executable(test_rdm_atomic_wire ${CMAKE_CURRENT_SOURCE_DIR}/host/test_rdm_atomic_wire.c)
   target_include_directories(test_rdm_atomic_wire PRIVATE ${FD_SRC}/prov_verbs/rdm
-                             ${FD_SRC}/prov_verbs/rdm/include ${FD_SRC}/prov_verbs/include
+                             ${FD_SRC}/prov_verbs/include
                              ${FD_GEN_INCLUDE} ${CMAKE_CURRENT_SOURCE_DIR}/include)
   target_compile_definitions(test_rdm_atomic_wire PRIVATE _GNU_SOURCE)
   target_link_libraries(test_rdm_atomic_wire PRIVATE fabric::fabric Threads::Threads)

@@ -1,8 +1,6 @@
-/* RDM endpoints' eager data path, inline: fi_send, fi_tsend, fi_inject,
- * fi_tinject and fi_recv, fi_trecv on an RDM endpoint. In the direct
- * build the generated wrappers call these (gen/api.spec @inline-layer),
- * and the library's ops tables (OFF build, and programs built without
- * FABRIC_DIRECT) use the same functions.
+/* RDM endpoints' eager data path: fi_send, fi_tsend, fi_inject,
+ * fi_tinject and fi_recv, fi_trecv on an RDM endpoint, the ops tables'
+ * entries in both builds (fdm_msg.c). Private to the library.
  *
  * The common case is a short straight line: a send of up to the eager
  * limit to a peer whose connection is up and has nothing queued takes a
@@ -17,33 +15,28 @@
  * sizes, unexpected messages to match, FI_THREAD_SAFE domains, errors)
  * goes to the library, out of line, which does it under the domain lock.
  * The wire format is docs/rdm-protocol.md's. */
-#include <rdma/fi_endpoint.h>
-
 #ifndef FDM_MSG_H
 #define FDM_MSG_H
 
 #include <string.h>
-#include <fdv/fdv_abi.h>
+#include <rdma/fi_endpoint.h>
 #include <fdv/fdv_ep.h>
-#include <fdm/fdm_ep.h>
-
-FDV_EXTERN_C_BEGIN
+#include "fdm_ep.h"
 
 /* fdm_send_slow's mode */
 #define FDM_SEND_TAGGED	1u
 #define FDM_SEND_INJECT	2u
 
-/* Out of line, in the library: the general send and receive (the ops
- * tables' own calls, under the domain lock), and a post the verbs
- * endpoint refused (-FI_EAGAIN: queued in order; else an error
- * completion). */
-FDV_EXPORT ssize_t fdm_send_slow(struct fid_ep *ep, const void *buf, size_t len,
+/* Out of line: the general send and receive (under the domain lock), and
+ * a post the verbs endpoint refused (-FI_EAGAIN: queued in order; else an
+ * error completion). */
+ssize_t fdm_send_slow(struct fid_ep *ep, const void *buf, size_t len,
 				 void *desc, fi_addr_t dest, uint64_t tag, void *context,
 				 unsigned int mode);
-FDV_EXPORT ssize_t fdm_recv_slow(struct fid_ep *ep, void *buf, size_t len, void *desc,
+ssize_t fdm_recv_slow(struct fid_ep *ep, void *buf, size_t len, void *desc,
 				 fi_addr_t src, uint64_t tag, uint64_t ignore,
 				 void *context, int tagged);
-FDV_EXPORT FDV_COLD ssize_t fdm_tx_post_failed(struct fdm_ep *ep, struct fdm_tx *tx,
+FDV_COLD ssize_t fdm_tx_post_failed(struct fdm_ep *ep, struct fdm_tx *tx,
 					       ssize_t ret);
 
 FDV_INLINE uint32_t fdm_be32(uint32_t v)
@@ -182,7 +175,7 @@ FDV_INLINE ssize_t fdm_recv_inline(struct fid_ep *ep_fid, void *buf, size_t len,
 	return 0;
 }
 
-/* The calls, with exactly the fi_* signatures (gen/api.spec). */
+/* The calls, with exactly the fi_* signatures (the ops tables'). */
 FDV_INLINE ssize_t fdm_fast_send(struct fid_ep *ep, const void *buf, size_t len,
 				 void *desc, fi_addr_t dest_addr, void *context)
 {
@@ -225,16 +218,5 @@ FDV_INLINE ssize_t fdm_fast_trecv(struct fid_ep *ep, void *buf, size_t len,
 	return fdm_recv_inline(ep, buf, len, desc, src_addr, tag, ignore,
 			       context, 1);
 }
-
-/* Every unit that compiles this data path reports the layouts it was
- * compiled with (fdm/fdm_ep.h); the layer refuses a program whose report
- * differs from its own (fdv_abi_check_layer). */
-static void __attribute__((constructor, used)) fdm_abi_announce_unit(void)
-{
-	if (fdv_abi_announce_layer)
-		fdv_abi_announce_layer(FDM_ABI_SLOT, FDM_ABI_LAYOUT);
-}
-
-FDV_EXTERN_C_END
 
 #endif /* FDM_MSG_H */
