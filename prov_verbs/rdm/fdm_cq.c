@@ -190,8 +190,8 @@ static ssize_t fdm_cq_take(struct fdm_cq *cq, void *buf, size_t count,
 
 /* A read with queued completions (or errors), no buffer or a count of
  * 0: progress first, then what is queued. */
-static __attribute__((noinline)) ssize_t fdm_cq_read_queued(struct fdm_cq *cq, void *buf, size_t count,
-					       fi_addr_t *src)
+static __attribute__((noinline)) ssize_t
+fdm_cq_read_queued(struct fdm_cq *cq, void *buf, size_t count, fi_addr_t *src)
 {
 	if (!buf && count)
 		return -FI_EINVAL;
