@@ -44,7 +44,7 @@ PUBLIC_DIRS = ("include/rdma", "include/rdma/providers")
 # The installed inline headers besides the generated direct ones: every
 # function they declare and do not define is the library's, and must be
 # marked FDV_EXPORT (fdv/fdv_compiler.h) so that the map exports it.
-INLINE_DIRS = ("prov_verbs/include/fdv", "prov_verbs/rdm/include/fdm")
+INLINE_DIRS = ("prov_verbs/include/fdv",)
 EXPORT_MARK = "FDV_EXPORT"
 
 # Which ops struct a dispatch `obj->member->field(...)` goes through, keyed by

@@ -11,7 +11,29 @@
  * fi_direct_verbs(7): fi_setopt / fi_getopt FI_OPT_TX_SIZE and
  * FI_OPT_RX_SIZE (size_t, before fi_enable) size the QP.
  *
- * Nothing here exposes a verbs structure. */
+ * Nothing here exposes a verbs structure.
+ *
+ * The installed inline headers are part of this contract too: they are
+ * what a direct-build application compiles against, so the layouts and
+ * calls they hold are stable for as long as FDV_ABI_VERSION is, and a
+ * layer may use them on the verbs objects it opened itself, where the
+ * public call would only add an ops-table hop and a translation:
+ *   - <fdv/fdv_cq.h>: struct fdv_cq (fdv_cq_of on a verbs CQ), polling
+ *     its ibv_cq with fdv_ibv_poll_cq under fdv_lock(&cq->lock) while
+ *     cq->backlog is 0, taking successful completions whose wr_id is
+ *     below FDV_WR_ID_TAGGED as its own (the context it posted with), and
+ *     handing every other one, with the rest of that poll, to
+ *     fdv_cq_deliver_slow (under the lock), which translates them as
+ *     fi_cq_read would and holds errors back for fi_cq_readerr; with a
+ *     backlog the layer reads through fi_cq_read / fi_cq_readerr.
+ *   - <fdv/fdv_ep.h>: struct fdv_ep (fdv_ep_of on a verbs endpoint or
+ *     shared receive context): posting to a shared receive context's
+ *     srq with ibv_post_srq_recv (wr_id: the context, as fi_recv gives
+ *     it), and the inline send and receive calls of <fdv/fdv_msg.h> and
+ *     friends, as the direct build's fi_* wrappers use them.
+ *   - <fdv/fdv_mr.h>: fdv_desc_lkey on a descriptor of a verbs MR.
+ * Nothing else of a verbs object may be read or written: the rest is the
+ * provider's own state. */
 #ifndef FDV_LAYER_H
 #define FDV_LAYER_H
 

@@ -33,8 +33,9 @@
 #include <fdv/fdv_cq.h>
 #include <fdv/fdv_ep.h>
 #include <fdv/fdv_lock.h>
+#include <fdv/fdv_mr.h>
 
-#include <fdm/fdm_ep.h>
+#include "fdm_ep.h"
 #include "fdm_atomic.h"
 #include "fdm_proto.h"
 
@@ -133,6 +134,16 @@ struct fdm_cq {
 	 * domain lock. */
 	int epfd, efd;
 	bool armed;
+	/* While a read of this CQ drives progress: the caller's buffer, its
+	 * source addresses, its room and how much of it is filled.
+	 * fdm_cq_write puts a completion there directly (in the caller's
+	 * format) while room is left, and in the ring only after: one
+	 * translation, from the verbs completion to the caller's entry.
+	 * out_max is 0 outside a read, so progress from anywhere else
+	 * (another CQ's read, a send, the progress thread) queues. */
+	void *out;
+	fi_addr_t *out_src;
+	size_t out_n, out_max;
 };
 
 /* An arrived message nobody had a receive for. */
@@ -232,9 +243,69 @@ int fdm_cq_add_ep(struct fdm_cq *cq, struct fdm_ep *ep);
 /* fi_trywait of an RDM CQ: 0 when it is safe to sleep on its fd. */
 int fdm_cq_trywait(struct fid_cq *cq);
 void fdm_cq_del_ep(struct fdm_cq *cq, struct fdm_ep *ep);
-void fdm_cq_write(struct fdm_cq *cq, void *context, uint64_t flags,
+void fdm_cq_queue(struct fdm_cq *cq, void *context, uint64_t flags,
 		  size_t len, void *buf, uint64_t data, uint64_t tag,
 		  fi_addr_t src);
+
+/* One entry in the caller's format at index i of buf. */
+static inline void fdm_cq_put(enum fi_cq_format f, void *buf, size_t i,
+			      void *context, uint64_t flags, size_t len,
+			      void *dbuf, uint64_t data, uint64_t tag)
+{
+	switch (f) {
+	case FI_CQ_FORMAT_CONTEXT:
+		((struct fi_cq_entry *)buf)[i].op_context = context;
+		break;
+	case FI_CQ_FORMAT_MSG: {
+		struct fi_cq_msg_entry *m = (struct fi_cq_msg_entry *)buf + i;
+
+		m->op_context = context;
+		m->flags = flags;
+		m->len = len;
+		break;
+	}
+	case FI_CQ_FORMAT_DATA: {
+		struct fi_cq_data_entry *m = (struct fi_cq_data_entry *)buf + i;
+
+		m->op_context = context;
+		m->flags = flags;
+		m->len = len;
+		m->buf = dbuf;
+		m->data = data;
+		break;
+	}
+	default: {	/* FI_CQ_FORMAT_TAGGED: checked at open */
+		struct fi_cq_tagged_entry *m = (struct fi_cq_tagged_entry *)buf + i;
+
+		m->op_context = context;
+		m->flags = flags;
+		m->len = len;
+		m->buf = dbuf;
+		m->data = data;
+		m->tag = tag;
+		break;
+	}
+	}
+}
+
+/* A successful completion: into the buffer of the read driving progress
+ * while it has room (nothing can be queued ahead of it then: a read
+ * delivers directly only from an empty ring), else into the ring. */
+static inline void fdm_cq_write(struct fdm_cq *cq, void *context, uint64_t flags,
+				size_t len, void *buf, uint64_t data, uint64_t tag,
+				fi_addr_t src)
+{
+	size_t n = cq->out_n;
+
+	if (fdv_likely(n < cq->out_max)) {
+		fdm_cq_put(cq->format, cq->out, n, context, flags, len, buf, data, tag);
+		if (cq->out_src)
+			cq->out_src[n] = src;
+		cq->out_n = n + 1;
+		return;
+	}
+	fdm_cq_queue(cq, context, flags, len, buf, data, tag, src);
+}
 void fdm_cq_write_err(struct fdm_cq *cq, void *context, uint64_t flags,
 		      int err, int prov_errno, size_t len, size_t olen,
 		      uint64_t data, uint64_t tag);
@@ -243,7 +314,7 @@ void fdm_cq_write_err(struct fdm_cq *cq, void *context, uint64_t flags,
 int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
 void fdm_ep_progress(struct fdm_ep *ep);
-/* Recompute tx_fast, rx_fast, tx_report (fdm/fdm_ep.h). */
+/* Recompute tx_fast, rx_fast, tx_report (fdm_ep.h). */
 void fdm_ep_fast_update(struct fdm_ep *ep);
 void fdm_ep_progress_cb(void *arg);
 /* Progress every endpoint of d, then arm their verbs CQs and EQs: 0 when
@@ -255,8 +326,26 @@ int fdm_ep_wait_attach(struct fdm_ep *ep, bool add);
 struct fdm_tx *fdm_tx_get(struct fdm_ep *ep);
 /* For the application's requests: NULL once only the reserve is left. */
 struct fdm_tx *fdm_tx_get_app(struct fdm_ep *ep);
-void fdm_tx_put(struct fdm_ep *ep, struct fdm_tx *tx);
-void fdm_count(struct fdm_ep *ep, uint8_t which, int err);
+/* Closes the registrations a rendezvous or an RMA request made. */
+void fdm_tx_put_mrs(struct fdm_tx *tx);
+static inline void fdm_tx_put(struct fdm_ep *ep, struct fdm_tx *tx)
+{
+	/* Only a rendezvous send or an RMA registers user buffers (and sets
+	 * its kind before it does): an eager send skips the loop. */
+	if (fdv_unlikely(tx->kind == FDM_TX_RNDV || tx->kind == FDM_TX_RMA))
+		fdm_tx_put_mrs(tx);
+	tx->in_use = false;
+	ep->tx_free[ep->tx_nfree++] = tx->idx;
+}
+
+void fdm_count_slow(struct fdm_ep *ep, uint8_t which, int err);
+/* Count into the endpoint's counter `which` (FDM_CNTR_*, or
+ * FDM_CNTR_NONE), if one is bound: one load and test when none is. */
+static inline void fdm_count(struct fdm_ep *ep, uint8_t which, int err)
+{
+	if (fdv_unlikely(which < FDM_CNTR_N && ep->cntr[which]))
+		fdm_count_slow(ep, which, err);
+}
 
 /* fdm_conn.c */
 /* The connection for dest (made if needed, connecting started), or NULL
@@ -270,7 +359,17 @@ void fdm_conn_flush(struct fdm_ep *ep);
 void fdm_conn_handle_events(struct fdm_ep *ep);
 /* The connection failed: its queued and outstanding work fails with err. */
 void fdm_conn_fail(struct fdm_conn *conn, int err);
-fi_addr_t fdm_conn_src(struct fdm_conn *conn);
+fi_addr_t fdm_conn_src_find(struct fdm_conn *conn);
+/* The connection's peer in the endpoint's AV (FI_ADDR_NOTAVAIL if not
+ * there): looked up again only after the AV changed. */
+static inline fi_addr_t fdm_conn_src(struct fdm_conn *conn)
+{
+	struct fdm_av *av = conn->ep->av;
+
+	if (fdv_unlikely(conn->src_gen != av->gen + av->count))
+		return fdm_conn_src_find(conn);
+	return conn->src;
+}
 void fdm_conn_close_all(struct fdm_ep *ep);
 void fdm_rndv_fail_conn(struct fdm_ep *ep, struct fdm_conn *c, int err);
 
@@ -308,8 +407,21 @@ void fdm_repost(struct fdm_ep *ep, struct fdm_rxbuf *rb);
 void fdm_ep_drop_queues(struct fdm_ep *ep);
 ssize_t fdm_ep_cancel(fid_t fid, void *context);
 /* The endpoint's request tables (rx pool entries etc.) */
-int fdm_is_rxbuf(struct fdm_ep *ep, void *ctx);
-int fdm_is_tx(struct fdm_ep *ep, void *ctx);
+static inline int fdm_is_rxbuf(struct fdm_ep *ep, void *ctx)
+{
+	uintptr_t p = (uintptr_t)ctx, b = (uintptr_t)ep->rxbufs;
+
+	return ep->rxbufs && p >= b && p < b + ep->nrxbufs * sizeof(*ep->rxbufs) &&
+		(p - b) % sizeof(*ep->rxbufs) == 0;
+}
+
+static inline int fdm_is_tx(struct fdm_ep *ep, void *ctx)
+{
+	uintptr_t p = (uintptr_t)ctx, b = (uintptr_t)ep->txs;
+
+	return ep->txs && p >= b && p < b + ep->ntx * sizeof(*ep->txs) &&
+		(p - b) % sizeof(*ep->txs) == 0;
+}
 
 /* fdm_rma.c */
 extern struct fi_ops_rma fdm_rma_ops;

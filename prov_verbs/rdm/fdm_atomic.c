@@ -299,6 +299,7 @@ void fdm_atomic_handle_req(struct fdm_ep *ep, struct fdm_conn *conn,
 	w->len = len;
 	memcpy(w->payload, payload, len);
 	fdm_list_add_tail(&ep->atomic_wait, &w->node);
+	ep->work = 1;
 }
 
 void fdm_owe_ack(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t req_id)
@@ -319,6 +320,7 @@ void fdm_owe_ack(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t req_id)
 	w->ack = true;
 	w->len = 0;
 	fdm_list_add_tail(&ep->atomic_wait, &w->node);
+	ep->work = 1;
 }
 
 void fdm_atomic_pump(struct fdm_ep *ep)

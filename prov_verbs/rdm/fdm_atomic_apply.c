@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "fdm_atomic.h"
-#include <fdm/fdm_ep.h>	/* FDM_EAGER_MAX */
+#include "fdm_ep.h"	/* FDM_EAGER_MAX */
 #include "fdm_proto.h"	/* FDM_ATOMIC_DESC_LEN */
 
 /* datatype classes */

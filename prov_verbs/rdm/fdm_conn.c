@@ -8,7 +8,7 @@
 
 #include "fd_core.h"
 #include "fdm.h"
-#include <fdm/fdm_msg.h>
+#include "fdm_msg.h"
 
 /* How long a peer that refused our request because its own is on the way
  * (FDM_CM_BUSY) has to get that request to us. */
@@ -19,7 +19,7 @@ static bool fdm_state_pending(enum fdm_conn_state st)
 	return st == FDM_C_CONNECTING || st == FDM_C_ACCEPTING || st == FDM_C_WAIT_PEER;
 }
 
-/* tx_vep, what the inline send tests (fdm/fdm_msg.h): the verbs
+/* tx_vep, what the inline send tests (fdm_msg.h): the verbs
  * endpoint while a send may go straight to it, connected with nothing
  * queued ahead; after every change of state, vep or the pending list. */
 static void fdm_conn_sync(struct fdm_conn *c)
@@ -35,6 +35,8 @@ static void fdm_conn_set_state(struct fdm_conn *c, enum fdm_conn_state st)
 	c->ep->nconnecting += (uint32_t)fdm_state_pending(st) -
 			      (uint32_t)fdm_state_pending(c->state);
 	c->state = st;
+	if (c->ep->nconnecting)
+		c->ep->work = 1;
 	fdm_conn_sync(c);
 }
 
@@ -83,6 +85,10 @@ static struct fdm_conn *fdm_conn_new(struct fdm_ep *ep, const struct fdm_name *p
 	c->src_gen = UINT64_MAX;
 	fdm_list_init(&c->pending);
 	fdm_list_init(&c->flush_node);
+	c->wr.opcode = IBV_WR_SEND;
+	c->wr.sg_list = c->sge;
+	c->wr.num_sge = 1;
+	c->sge[0].lkey = fdv_desc_lkey(ep->vdesc);
 	ep->conns[ep->nconns++] = c;
 	return c;
 }
@@ -100,14 +106,12 @@ struct fdm_conn *fdm_conn_by_id(struct fdm_ep *ep, uint32_t id)
 	return id < ep->nconns ? ep->conns[id] : NULL;
 }
 
-fi_addr_t fdm_conn_src(struct fdm_conn *conn)
+fi_addr_t fdm_conn_src_find(struct fdm_conn *conn)
 {
 	struct fdm_av *av = conn->ep->av;
 
-	if (conn->src_gen != av->gen + av->count) {
-		conn->src = fdm_av_find(av, &conn->peer);
-		conn->src_gen = av->gen + av->count;
-	}
+	conn->src = fdm_av_find(av, &conn->peer);
+	conn->src_gen = av->gen + av->count;
 	return conn->src;
 }
 
@@ -155,6 +159,7 @@ static void fdm_conn_want_flush(struct fdm_conn *c)
 	if (!c->on_flush) {
 		c->on_flush = true;
 		fdm_list_add_tail(&c->ep->flush, &c->flush_node);
+		c->ep->work = 1;
 	}
 }
 
@@ -289,7 +294,7 @@ void fdm_conn_submit(struct fdm_conn *c, struct fdm_tx *tx)
 	}
 }
 
-/* The inline send's post failed (fdm/fdm_msg.h): as fdm_conn_submit
+/* The inline send's post failed (fdm_msg.h): as fdm_conn_submit
  * does, -FI_EAGAIN queues the request in order for progress to post,
  * anything else completes it with the error. */
 ssize_t fdm_tx_post_failed(struct fdm_ep *ep, struct fdm_tx *tx, ssize_t ret)

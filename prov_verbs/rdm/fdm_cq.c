@@ -1,6 +1,8 @@
-/* RDM completion queues: a software queue the layer's progress fills.
- * Reading one drives every endpoint bound to it (manual progress), then
- * hands out what is queued in the application's format. Errors wait in
+/* RDM completion queues. Reading one drives every endpoint bound to it
+ * (manual progress); what that progress completes goes straight into the
+ * caller's buffer in the caller's format (fdm_cq_write), and only what
+ * does not fit there, or what completes outside a read of this CQ, waits
+ * in a software queue (the ring), handed out by later reads. Errors wait in
  * their own FIFO; while one is there, reads answer -FI_EAVAIL. The queues
  * grow rather than drop a completion. With FI_WAIT_FD / FI_WAIT_UNSPEC a
  * CQ has an fd over its domain's verbs fds and an eventfd of its own
@@ -90,7 +92,7 @@ static void fdm_cq_drain(struct fdm_cq *cq)
 		FD_WARN(FD_LOG_CQ, "eventfd read: %s", strerror(errno));
 }
 
-void fdm_cq_write(struct fdm_cq *cq, void *context, uint64_t flags,
+void fdm_cq_queue(struct fdm_cq *cq, void *context, uint64_t flags,
 		  size_t len, void *buf, uint64_t data, uint64_t tag,
 		  fi_addr_t src)
 {
@@ -163,32 +165,7 @@ static size_t fdm_cq_entry_size(enum fi_cq_format f)
 static void fdm_cq_copy_out(enum fi_cq_format f, void *buf, size_t i,
 			    const struct fi_cq_tagged_entry *e)
 {
-	switch (f) {
-	case FI_CQ_FORMAT_CONTEXT:
-		((struct fi_cq_entry *)buf)[i].op_context = e->op_context;
-		break;
-	case FI_CQ_FORMAT_MSG: {
-		struct fi_cq_msg_entry *m = (struct fi_cq_msg_entry *)buf + i;
-
-		m->op_context = e->op_context;
-		m->flags = e->flags;
-		m->len = e->len;
-		break;
-	}
-	case FI_CQ_FORMAT_DATA: {
-		struct fi_cq_data_entry *m = (struct fi_cq_data_entry *)buf + i;
-
-		m->op_context = e->op_context;
-		m->flags = e->flags;
-		m->len = e->len;
-		m->buf = e->buf;
-		m->data = e->data;
-		break;
-	}
-	default:
-		((struct fi_cq_tagged_entry *)buf)[i] = *e;
-		break;
-	}
+	fdm_cq_put(f, buf, i, e->op_context, e->flags, e->len, e->buf, e->data, e->tag);
 }
 
 static ssize_t fdm_cq_take(struct fdm_cq *cq, void *buf, size_t count,
@@ -211,19 +188,43 @@ static ssize_t fdm_cq_take(struct fdm_cq *cq, void *buf, size_t count,
 	return n ? (ssize_t)n : -FI_EAGAIN;
 }
 
+/* A read with queued completions (or errors), no buffer or a count of
+ * 0: progress first, then what is queued. */
+static __attribute__((noinline)) ssize_t
+fdm_cq_read_queued(struct fdm_cq *cq, void *buf, size_t count, fi_addr_t *src)
+{
+	if (!buf && count)
+		return -FI_EINVAL;
+	fdm_cq_progress(cq);
+	return count ? fdm_cq_take(cq, buf, count, src) :
+		(cq->ehead != cq->etail ? -FI_EAVAIL : -FI_EAGAIN);
+}
+
 static ssize_t fdm_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			       fi_addr_t *src)
 {
 	struct fdm_cq *cq = fdm_cq_of(cq_fid);
+	struct fdm_domain *d = cq->domain;
 	ssize_t ret;
 
-	if (!buf && count)
-		return -FI_EINVAL;
-	fdm_lock(cq->domain);
+	fdm_lock(d);
+	if (fdv_unlikely(cq->head != cq->tail || cq->ehead != cq->etail || !buf ||
+			 !count)) {
+		ret = fdm_cq_read_queued(cq, buf, count, src);
+		fdm_unlock(d);
+		return ret;
+	}
+	/* Nothing queued: what progress completes for this CQ goes straight
+	 * into buf, the rest into the ring. */
+	cq->out = buf;
+	cq->out_src = src;
+	cq->out_max = count;
 	fdm_cq_progress(cq);
-	ret = count ? fdm_cq_take(cq, buf, count, src) :
-		(cq->ehead != cq->etail ? -FI_EAVAIL : -FI_EAGAIN);
-	fdm_unlock(cq->domain);
+	ret = (ssize_t)cq->out_n;
+	cq->out_max = cq->out_n = 0;
+	if (!ret)
+		ret = cq->ehead != cq->etail ? -FI_EAVAIL : -FI_EAGAIN;
+	fdm_unlock(d);
 	return ret;
 }
 

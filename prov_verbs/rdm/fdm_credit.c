@@ -68,6 +68,7 @@ static void fdm_credit_owe(struct fdm_conn *c)
 	if (!c->credit_owed) {
 		c->credit_owed = true;
 		c->ep->credit_owed++;
+		c->ep->work = 1;
 	}
 }
 

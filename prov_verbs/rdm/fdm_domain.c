@@ -351,8 +351,8 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	    !info->fabric_attr || !info->fabric_attr->prov_name ||
 	    strcasecmp(info->fabric_attr->prov_name, FDM_PROV_NAME))
 		return -FI_EINVAL;
-	/* a program built against other inline headers (fdm/fdm_ep.h) */
-	ret = fdv_abi_check_layer(FDM_ABI_SLOT, FDM_ABI_LAYOUT);
+	/* a program built against other inline verbs headers */
+	ret = fdv_abi_check();
 	if (ret)
 		return ret;
 	d = calloc(1, sizeof(*d));

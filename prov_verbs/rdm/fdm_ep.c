@@ -15,7 +15,7 @@
 #include "fdm.h"
 #include "fdm_cntr.h"
 
-/* What the inline calls may do on their own (fdm/fdm_msg.h): nothing
+/* What the inline calls may do on their own (fdm_msg.h): nothing
  * before fi_enable or after close, nothing in a domain whose calls lock
  * (FI_THREAD_SAFE), and only what the operation flags leave plain. */
 void fdm_ep_fast_update(struct fdm_ep *ep)
@@ -29,12 +29,10 @@ void fdm_ep_fast_update(struct fdm_ep *ep)
 	ep->rx_fast = on && !(ep->rx_op_flags & (FI_MULTI_RECV | FI_PEEK | FI_CLAIM));
 }
 
-void fdm_count(struct fdm_ep *ep, uint8_t which, int err)
+void fdm_count_slow(struct fdm_ep *ep, uint8_t which, int err)
 {
-	struct fid_cntr *c;
+	struct fid_cntr *c = ep->cntr[which];
 
-	if (which >= FDM_CNTR_N || !(c = ep->cntr[which]))
-		return;
 	if (err)
 		fdm_cntr_inc_err(c);
 	else
@@ -64,41 +62,39 @@ struct fdm_tx *fdm_tx_get_app(struct fdm_ep *ep)
 	return ep->tx_nfree > ep->tx_reserve ? fdm_tx_get(ep) : NULL;
 }
 
-void fdm_tx_put(struct fdm_ep *ep, struct fdm_tx *tx)
+void fdm_tx_put_mrs(struct fdm_tx *tx)
 {
-	/* Only a rendezvous send or an RMA registers user buffers (and sets
-	 * its kind before it does): an eager send skips the loop. */
-	if (tx->kind == FDM_TX_RNDV || tx->kind == FDM_TX_RMA) {
-		for (unsigned i = 0; i < FDM_IOV_LIMIT; i++) {
-			if (tx->mr[i]) {
-				fi_close(&tx->mr[i]->fid);
-				tx->mr[i] = NULL;
-			}
+	for (unsigned i = 0; i < FDM_IOV_LIMIT; i++) {
+		if (tx->mr[i]) {
+			fi_close(&tx->mr[i]->fid);
+			tx->mr[i] = NULL;
 		}
 	}
-	tx->in_use = false;
-	ep->tx_free[ep->tx_nfree++] = tx->idx;
-}
-
-int fdm_is_rxbuf(struct fdm_ep *ep, void *ctx)
-{
-	uintptr_t p = (uintptr_t)ctx, b = (uintptr_t)ep->rxbufs;
-
-	return ep->rxbufs && p >= b && p < b + ep->nrxbufs * sizeof(*ep->rxbufs) &&
-		(p - b) % sizeof(*ep->rxbufs) == 0;
-}
-
-int fdm_is_tx(struct fdm_ep *ep, void *ctx)
-{
-	uintptr_t p = (uintptr_t)ctx, b = (uintptr_t)ep->txs;
-
-	return ep->txs && p >= b && p < b + ep->ntx * sizeof(*ep->txs) &&
-		(p - b) % sizeof(*ep->txs) == 0;
 }
 
 /* ---- progress ---- */
 
-static void fdm_ep_read_vcq(struct fdm_ep *ep)
+static void fdm_ep_dispatch(struct fdm_ep *ep, const struct fi_cq_data_entry *e,
+			    ssize_t n)
+{
+	for (ssize_t i = 0; i < n; i++) {
+		void *ctx = e[i].op_context;
+
+		if (e[i].flags & FI_RECV)
+			fdm_handle_recv(ep, ctx, e[i].len);
+		else if (e[i].flags & FI_REMOTE_WRITE)
+			fdm_handle_remote_write(ep, ctx, e[i].data);
+		else if (fdm_is_tx(ep, ctx))
+			fdm_handle_tx_done(ep, ctx, 0);
+		else
+			fdm_handle_rndv_read(ep, ctx, 0);
+	}
+}
+
+/* The verbs CQ through its ops table, translated to fi_cq_data_entry:
+ * what the direct read below falls back to for completions it does not
+ * handle itself (errors, held-back ones, library-owned requests). */
+static FDV_COLD void fdm_ep_read_vcq_slow(struct fdm_ep *ep)
 {
 	struct fi_cq_data_entry e[FDM_CQ_BATCH];
 	ssize_t n;
@@ -125,13 +121,72 @@ static void fdm_ep_read_vcq(struct fdm_ep *ep)
 		}
 		if (n <= 0)
 			return;
-		for (ssize_t i = 0; i < n; i++) {
-			void *ctx = e[i].op_context;
+		fdm_ep_dispatch(ep, e, n);
+		if (n < FDM_CQ_BATCH)
+			return;
+	}
+}
 
-			if (e[i].flags & FI_RECV)
-				fdm_handle_recv(ep, ctx, e[i].len);
-			else if (e[i].flags & FI_REMOTE_WRITE)
-				fdm_handle_remote_write(ep, ctx, e[i].data);
+/* Completions the direct read does not handle, from wc on (n of them,
+ * already polled): the verbs provider's own out-of-line translation
+ * (library-owned requests, silent ones, errors held back for readerr),
+ * then the general loop for what it held back. */
+static FDV_COLD void fdm_ep_vcq_odd(struct fdm_ep *ep, struct fdv_cq *vcq,
+				    struct ibv_wc *wc, int n)
+{
+	struct fi_cq_data_entry e[FDM_CQ_BATCH];
+	ssize_t got;
+
+	fdv_lock(&vcq->lock);
+	got = fdv_cq_deliver_slow(vcq, wc, n, e, 0, NULL);
+	fdv_unlock(&vcq->lock);
+	if (got > 0)
+		fdm_ep_dispatch(ep, e, got);
+	if (vcq->backlog)
+		fdm_ep_read_vcq_slow(ep);
+}
+
+/* Read the endpoint's verbs CQ directly (the layer contract,
+ * prov_verbs/layer/fdv_layer.h: the installed inline verbs calls on the
+ * verbs objects the layer opened): each work completion goes from the
+ * ibv_wc to its handler, which matches, copies and writes the RDM CQ
+ * entry, into the reader's buffer when it has room (fdm_cq_write). No
+ * ops-table call and no intermediate fi_cq_data_entry on the common path:
+ * a successful completion of a request the layer posted with a completion
+ * (wr_id is then the request's own pointer, below FDV_WR_ID_TAGGED). */
+static void fdm_ep_read_vcq(struct fdm_ep *ep)
+{
+	struct fdv_cq *vcq = fdv_cq_of(ep->vcq);
+	struct ibv_wc wc[FDM_CQ_BATCH];
+	int n;
+
+	for (;;) {
+		if (fdv_unlikely(vcq->backlog)) {
+			fdm_ep_read_vcq_slow(ep);
+			return;
+		}
+		fdv_lock(&vcq->lock);
+		n = fdv_ibv_poll_cq(vcq->ibcq, FDM_CQ_BATCH, wc);
+		fdv_unlock(&vcq->lock);
+		if (n > FDM_CQ_BATCH)
+			__builtin_unreachable();
+		if (fdv_unlikely(n <= 0)) {
+			if (n < 0)
+				(void)fdv_cq_poll_failed(vcq, n);
+			return;
+		}
+		for (int i = 0; i < n; i++) {
+			void *ctx = (void *)(uintptr_t)wc[i].wr_id;
+
+			if (fdv_unlikely(wc[i].status != IBV_WC_SUCCESS ||
+					 wc[i].wr_id >= FDV_WR_ID_TAGGED)) {
+				fdm_ep_vcq_odd(ep, vcq, wc + i, n - i);
+				break;
+			}
+			if (wc[i].opcode == IBV_WC_RECV)
+				fdm_handle_recv(ep, ctx, wc[i].byte_len);
+			else if (wc[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+				fdm_handle_remote_write(ep, ctx, fdv_be32toh(wc[i].imm_data));
 			else if (fdm_is_tx(ep, ctx))
 				fdm_handle_tx_done(ep, ctx, 0);
 			else
@@ -142,6 +197,30 @@ static void fdm_ep_read_vcq(struct fdm_ep *ep)
 	}
 }
 
+/* What progress does beyond the CQ: the EQ when it is due or a
+ * connection is on its way, owed credit reports, connections to flush,
+ * rendezvous and atomic answers to push on. */
+static FDV_COLD void fdm_ep_progress_more(struct fdm_ep *ep)
+{
+	/* Reading the EQ is a system call (rdma_cm's event channel): every
+	 * FDM_EQ_EVERY-th progress only, and always while a connection is
+	 * being made or waited for. */
+	if (ep->nconnecting || !ep->eq_left) {
+		ep->eq_left = FDM_EQ_EVERY;
+		fdm_conn_handle_events(ep);
+	}
+	if (ep->credit_owed)
+		fdm_credit_report_owed(ep);
+	if (!fdm_list_empty(&ep->flush))
+		fdm_conn_flush(ep);
+	if (!fdm_list_empty(&ep->rndv_active))
+		fdm_rndv_pump(ep);
+	if (!fdm_list_empty(&ep->atomic_wait))
+		fdm_atomic_pump(ep);
+	ep->work = ep->nconnecting || ep->credit_owed || !fdm_list_empty(&ep->flush) ||
+		!fdm_list_empty(&ep->rndv_active) || !fdm_list_empty(&ep->atomic_wait);
+}
+
 /* Everything the endpoint has to do now; the domain lock is held. */
 void fdm_ep_progress(struct fdm_ep *ep)
 {
@@ -150,19 +229,10 @@ void fdm_ep_progress(struct fdm_ep *ep)
 	/* completions first: what arrived on a connection is delivered
 	 * before its disconnect is seen */
 	fdm_ep_read_vcq(ep);
-	/* Reading the EQ is a system call (rdma_cm's event channel): every
-	 * FDM_EQ_EVERY-th progress only, and always while a connection is
-	 * being made or waited for. */
-	if (ep->nconnecting || !(++ep->eq_tick % FDM_EQ_EVERY))
-		fdm_conn_handle_events(ep);
-	if (fdv_unlikely(ep->credit_owed))
-		fdm_credit_report_owed(ep);
-	if (!fdm_list_empty(&ep->flush))
-		fdm_conn_flush(ep);
-	if (!fdm_list_empty(&ep->rndv_active))
-		fdm_rndv_pump(ep);
-	if (fdv_unlikely(!fdm_list_empty(&ep->atomic_wait)))
-		fdm_atomic_pump(ep);
+	/* one branch when nothing else waits (both operands evaluated: the
+	 * EQ countdown runs on every call) */
+	if (fdv_unlikely(ep->work | !--ep->eq_left))
+		fdm_ep_progress_more(ep);
 }
 
 /* ---- wait objects ---- */
@@ -748,7 +818,7 @@ int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (!ep->info->rx_attr->iov_limit)
 		ep->info->rx_attr->iov_limit = FDM_IOV_LIMIT;
 	ep->domain = d;
-	ep->kind = FDM_EP_KIND;	/* fdm/fdm_msg.h: eager calls inline */
+	ep->kind = FDV_EP_KIND_LAYER;	/* every call through the ops tables */
 	ep->directed = !!(info->caps & FI_DIRECTED_RECV);
 	ep->rma_event = !!(info->caps & FI_RMA_EVENT);
 	fdm_list_init(&ep->dom_node);
@@ -763,6 +833,7 @@ int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	fdm_list_init(&ep->rndv_active);
 	fdm_list_init(&ep->flush);
 	fdm_list_init(&ep->atomic_wait);
+	ep->eq_left = FDM_EQ_EVERY;
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
 	ep->ep_fid.fid.ops = &fdm_ep_fi_ops;

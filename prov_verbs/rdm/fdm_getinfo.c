@@ -246,7 +246,7 @@ int fdm_getinfo(uint32_t version, const char *node, const char *service,
 	if (!info)
 		return -FI_EINVAL;
 	*info = NULL;
-	ret = fdv_abi_check_layer(FDM_ABI_SLOT, FDM_ABI_LAYOUT);
+	ret = fdv_abi_check();
 	if (ret)
 		return ret;
 	/* A program that names no endpoint type gets these entries after the

@@ -7,7 +7,7 @@
 
 #include "fd_core.h"
 #include "fdm.h"
-#include <fdm/fdm_msg.h>
+#include "fdm_msg.h"
 
 #define FDM_SEND_FLAGS (FI_REMOTE_CQ_DATA | FI_COMPLETION | FI_INJECT | \
 			FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
@@ -228,7 +228,7 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 	return 0;
 }
 
-/* What the inline calls (fdm/fdm_msg.h) leave to the library: fi_send,
+/* What the eager calls (fdm_msg.h) leave to the general path: fi_send,
  * fi_tsend, fi_inject, fi_tinject in every case but an eager send to a
  * connected peer with nothing queued. */
 ssize_t fdm_send_slow(struct fid_ep *ep, const void *buf, size_t len, void *desc,
@@ -368,6 +368,7 @@ static void fdm_rndv_start(struct fdm_ep *ep, struct fdm_conn *conn,
 		rv->desc[i] = fi_mr_desc(rv->mr[i]);
 	}
 	fdm_list_add_tail(&ep->rndv_active, &rv->node);
+	ep->work = 1;
 	fdm_rndv_pump(ep);
 }
 
@@ -601,13 +602,23 @@ static bool fdm_rx_slice(struct fdm_ep *ep, struct fdm_rx *rx, size_t size,
 	return false;
 }
 
+/* Straight onto the shared receive context's SRQ (the layer contract,
+ * fdv_layer.h): what fi_recv on it does after an ops-table call and its
+ * no-QP branch, with the request built here. */
 void fdm_repost(struct fdm_ep *ep, struct fdm_rxbuf *rb)
 {
-	ssize_t ret = fi_recv(ep->vsrx, rb->buf, FDM_BUF_SIZE, ep->vdesc, 0, rb);
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)rb->buf, .length = FDM_BUF_SIZE,
+		.lkey = fdv_desc_lkey(ep->vdesc),
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = (uintptr_t)rb, .sg_list = &sge, .num_sge = 1,
+	}, *bad;
+	int ret = ibv_post_srq_recv(fdv_ep_of(ep->vsrx)->srq, &wr, &bad);
 
-	if (ret)
+	if (fdv_unlikely(ret))
 		FD_WARN(FD_LOG_EP_DATA, "reposting an eager buffer: %s (the pool shrinks)",
-			fi_strerror((int)-ret));
+			strerror(ret));
 }
 
 static void fdm_handle_done(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t id,
@@ -635,6 +646,62 @@ static void fdm_handle_done(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t i
 		fdm_handle_tx_done(ep, tx, 0);
 }
 
+/* The commonest message: eager, no remote CQ data, no acknowledgement,
+ * on a known connection, for a posted receive that is not FI_MULTI_RECV.
+ * The header's checks are fdm_hdr_decode's for that case (flags 0, the
+ * length the payload's; the length is at most the eager limit since the
+ * pool buffer is that big). Returns false, having changed nothing, for
+ * anything else: the general path below decodes and matches again. */
+static inline bool fdm_recv_eager_fast(struct fdm_ep *ep, struct fdm_rxbuf *rb,
+				       size_t len)
+{
+	const uint8_t *p = rb->buf;
+	uint32_t w0, id;
+	uint64_t tag, data, size;
+	struct fdm_conn *conn;
+	struct fdm_rx *rx;
+	size_t cap;
+	bool tagged;
+
+	memcpy(&w0, p, 4);
+	if (w0 == fdm_be32((uint32_t)FDM_PROTO_VERSION << 24 | (uint32_t)FDM_OP_EAGER_TAG << 16))
+		tagged = true;
+	else if (w0 == fdm_be32((uint32_t)FDM_PROTO_VERSION << 24 |
+				(uint32_t)FDM_OP_EAGER_MSG << 16))
+		tagged = false;
+	else
+		return false;
+	memcpy(&size, p + 24, 8);
+	size = fdm_be64(size);
+	if (fdv_unlikely(len < FDM_HDR_LEN || size != len - FDM_HDR_LEN))
+		return false;
+	memcpy(&id, p + 4, 4);
+	conn = fdm_conn_by_id(ep, fdm_be32(id));
+	if (fdv_unlikely(!conn))
+		return false;
+	memcpy(&tag, p + 8, 8);
+	tag = fdm_be64(tag);
+	rx = fdm_match_posted(ep, tagged, conn, tag);
+	if (!rx || rx->multi)
+		return false;
+	memcpy(&data, p + 16, 8);
+	fdm_list_del(&rx->node);
+	if (fdv_likely(rx->count == 1)) {
+		cap = rx->iov[0].iov_len;
+		memcpy(rx->iov[0].iov_base, p + FDM_HDR_LEN, size < cap ? size : cap);
+	} else {
+		cap = fdm_iov_len(rx->iov, rx->count);
+		fdm_scatter(rx->iov, rx->count, p + FDM_HDR_LEN, size);
+	}
+	fdm_complete_recv(ep, rx->context, rx->op_flags,
+			  (tagged ? FI_TAGGED : FI_MSG) | FI_RECV, size, cap,
+			  tagged ? tag : 0, fdm_be64(data), conn, NULL, 0);
+	fdm_rx_put(ep, rx);
+	fdm_repost(ep, rb);
+	fdm_credit_freed(conn);
+	return true;
+}
+
 void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 {
 	struct fdm_hdr h;
@@ -644,6 +711,8 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 	uint64_t flags;
 
 	if (fdv_unlikely(!fdm_is_rxbuf(ep, rb)))
+		return;
+	if (fdv_likely(fdm_recv_eager_fast(ep, rb, len)))
 		return;
 	if (fdv_unlikely(fdm_hdr_decode(&h, rb->buf, len, FDM_EAGER_MAX))) {
 		FD_WARN(FD_LOG_EP_DATA, "malformed RDM message (%zu bytes): dropped", len);
@@ -1057,7 +1126,7 @@ static ssize_t fdm_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
 
 struct fi_ops_msg fdm_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = fdm_fast_recv,		/* fdm/fdm_msg.h, as inline in programs */
+	.recv = fdm_fast_recv,		/* fdm_msg.h */
 	.recvv = fdm_recvv,
 	.recvmsg = fdm_recvmsg,
 	.send = fdm_fast_send,

@@ -12,7 +12,7 @@
 
 /* the name, the header's constants and ops: shared with the inline data
  * path */
-#include <fdm/fdm_ep.h>
+#include "fdm_ep.h"
 
 #define FDM_CM_LEN		48u
 

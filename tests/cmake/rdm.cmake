@@ -8,7 +8,7 @@ target_include_directories(test_cntr PRIVATE ${FD_SRC}/src ${FD_SRC}/prov_verbs/
 if(NOT FABRIC_DIRECT_RDM)
   target_sources(test_cntr PRIVATE ${FD_SRC}/prov_verbs/rdm/fdm_cntr.c)
   target_include_directories(test_cntr PRIVATE ${FD_SRC}/src/include
-                             ${FD_SRC}/prov_verbs/rdm/include ${FD_SRC}/prov_verbs/include
+                             ${FD_SRC}/prov_verbs/include
                              ${FD_GEN_INCLUDE})
 endif()
 target_compile_definitions(test_cntr PRIVATE _GNU_SOURCE)
@@ -23,7 +23,7 @@ if(FABRIC_DIRECT_RDM)
   add_executable(test_rdm_proto ${CMAKE_CURRENT_SOURCE_DIR}/host/test_rdm_proto.c
                  ${FD_SRC}/prov_verbs/rdm/fdm_proto.c)
   target_include_directories(test_rdm_proto PRIVATE ${FD_SRC}/prov_verbs/rdm
-                             ${FD_SRC}/prov_verbs/rdm/include ${FD_SRC}/prov_verbs/include
+                             ${FD_SRC}/prov_verbs/include
                              ${CMAKE_CURRENT_SOURCE_DIR}/include)
   target_link_libraries(test_rdm_proto PRIVATE fabric::fabric)
   target_compile_options(test_rdm_proto PRIVATE ${FD_WARNINGS})
@@ -36,7 +36,7 @@ endif()
 if(FABRIC_DIRECT_RDM)
   add_executable(test_rdm_atomic_wire ${CMAKE_CURRENT_SOURCE_DIR}/host/test_rdm_atomic_wire.c)
   target_include_directories(test_rdm_atomic_wire PRIVATE ${FD_SRC}/prov_verbs/rdm
-                             ${FD_SRC}/prov_verbs/rdm/include ${FD_SRC}/prov_verbs/include
+                             ${FD_SRC}/prov_verbs/include
                              ${FD_GEN_INCLUDE} ${CMAKE_CURRENT_SOURCE_DIR}/include)
   target_compile_definitions(test_rdm_atomic_wire PRIVATE _GNU_SOURCE)
   target_link_libraries(test_rdm_atomic_wire PRIVATE fabric::fabric Threads::Threads)
@@ -70,7 +70,7 @@ endif()
 
 set(FD_RDM_TESTS rdm_tagged rdm_av rdm_match rdm_peek rdm_large rdm_rma rdm_atomic rdm_cntr
                  rdm_threads rdm_simul rdm_deadpeer rdm_incast rdm_flow rdm_tagbits rdm_eq
-                 rdm_delivery rdm_mpich rdm_rndverr rdm_wait rdm_auto)
+                 rdm_delivery rdm_mpich rdm_rndverr rdm_wait rdm_auto rdm_cqfmt)
 set(FD_RDM_DIR ${CMAKE_CURRENT_SOURCE_DIR}/rdm)
 foreach(t ${FD_RDM_TESTS})
   if(NOT FD_RDM_BUILD)

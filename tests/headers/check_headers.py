@@ -2,13 +2,11 @@
 """Every public header must stand on its own, and must not lean on private ones.
 
 1. Self-containment: for each installed header (include/rdma/**.h,
-   include/fabric_direct/rdma/*.h, prov_verbs/include/fdv/*.h,
-   prov_verbs/rdm/include/fdm/*.h) compile a
+   include/fabric_direct/rdma/*.h, prov_verbs/include/fdv/*.h) compile a
    translation unit that includes only that header (twice, so a missing
    include guard shows up) with gcc and clang as C11 and g++ as C++17, with
    and without -DFABRIC_DIRECT, under -Wall -Wextra -Werror.
-2. Dependencies: no header under include/, prov_verbs/include/ or
-   prov_verbs/rdm/include/ may include
+2. Dependencies: no header under include/ or prov_verbs/include/ may include
    a private header (src/*.h, prov_verbs/*/*.h) or a <rdma/...> file that is
    neither ours nor rdma-core's; anything else must be a system header.
 
@@ -58,12 +56,6 @@ def find_headers(root):
         for f in sorted(os.listdir(fdv)):
             if f.endswith(".h"):
                 out.append(("fdv/" + f, os.path.join(fdv, f), "fdv"))
-    # the RDM layer's inline data path, installed beside fdv/
-    fdm = os.path.join(root, "prov_verbs", "rdm", "include", "fdm")
-    if os.path.isdir(fdm):
-        for f in sorted(os.listdir(fdm)):
-            if f.endswith(".h"):
-                out.append(("fdm/" + f, os.path.join(fdm, f), "fdv"))
     return out
 
 
@@ -86,18 +78,12 @@ def config_dirs(root, build_dir, work, knobs):
         return [("", None)], "no fdv/fdv_config.h (no build dir, no template)"
     with open(tmpl) as fh:
         text = fh.read()
-    tmpl_fdm = os.path.join(root, "prov_verbs", "rdm", "fdm_config.h.in")
-    text_fdm = open(tmpl_fdm).read() if os.path.isfile(tmpl_fdm) else None
     out = []
     for v in knobs:
         d = os.path.join(work, "cfg%s" % v)
         os.makedirs(os.path.join(d, "fdv"), exist_ok=True)
         with open(os.path.join(d, "fdv", "fdv_config.h"), "w") as fh:
             fh.write(re.sub(r"@\w+@", v, text))
-        if text_fdm is not None:
-            os.makedirs(os.path.join(d, "fdm"), exist_ok=True)
-            with open(os.path.join(d, "fdm", "fdm_config.h"), "w") as fh:
-                fh.write(re.sub(r"@\w+@", v, text_fdm))
         out.append(("knobs=%s" % v if len(knobs) > 1 else "", d))
     why = "build dir has no include/fdv/fdv_config.h" if build_dir else \
         "no --build-dir and no build/include/fdv/fdv_config.h"
@@ -276,11 +262,6 @@ def classify_include(root, path, quote, name, pub_roots, ours_rdma, fdv_dir,
         if os.path.isfile(os.path.join(fdv_dir, name[4:])) or name == "fdv/fdv_config.h":
             return None
         return "no such provider header in prov_verbs/include/fdv"
-    if name.startswith("fdm/"):
-        fdm_dir = os.path.join(root, "prov_verbs", "rdm", "include", "fdm")
-        if os.path.isfile(os.path.join(fdm_dir, name[4:])) or name == "fdm/fdm_config.h":
-            return None
-        return "no such layer header in prov_verbs/rdm/include/fdm"
     if name.startswith("infiniband/"):
         return None
     if base in private and not any(os.path.isfile(os.path.join(d, name)) for d in sysdirs):

@@ -14,17 +14,9 @@
 
 #include <fdv/fdv_msg.h>
 #include <fdv/fdv_config.h>
-#include <fdm/fdm_config.h>
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#if FDM_RDM && !defined(FDM_MSG_H)
-/* defined in <fdm/fdm_msg.h>, included at the end of this file */
-FDV_INLINE ssize_t fdm_fast_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, void *context);
-FDV_INLINE ssize_t fdm_fast_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr);
-FDV_INLINE ssize_t fdm_fast_recv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, void *context);
 #endif
 
 static inline int fi_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
@@ -157,13 +149,8 @@ FDV_INLINE ssize_t fi_recv(struct fid_ep *ep, void *buf, size_t len,
 			      void *desc, fi_addr_t src_addr, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
-#if FDM_RDM
-		if (fdv_likely(fdv_ep_kind_reload(ep) == FDM_EP_KIND))
-			return fdm_fast_recv(ep, buf, len, desc, src_addr, context);
-#endif
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->msg->recv(ep, buf, len, desc, src_addr, context);
-	}
 #endif
 	return fdv_msg_recv(ep, buf, len, desc, src_addr, context);
 }
@@ -193,13 +180,8 @@ FDV_INLINE ssize_t fi_send(struct fid_ep *ep, const void *buf, size_t len,
 			      void *desc, fi_addr_t dest_addr, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
-#if FDM_RDM
-		if (fdv_likely(fdv_ep_kind_reload(ep) == FDM_EP_KIND))
-			return fdm_fast_send(ep, buf, len, desc, dest_addr, context);
-#endif
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->msg->send(ep, buf, len, desc, dest_addr, context);
-	}
 #endif
 	return fdv_msg_send(ep, buf, len, desc, dest_addr, context);
 }
@@ -229,13 +211,8 @@ FDV_INLINE ssize_t fi_inject(struct fid_ep *ep, const void *buf, size_t len,
 				fi_addr_t dest_addr)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
-#if FDM_RDM
-		if (fdv_likely(fdv_ep_kind_reload(ep) == FDM_EP_KIND))
-			return fdm_fast_inject(ep, buf, len, dest_addr);
-#endif
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->msg->inject(ep, buf, len, dest_addr);
-	}
 #endif
 	return fdv_msg_inject(ep, buf, len, dest_addr);
 }
@@ -264,10 +241,6 @@ FDV_INLINE ssize_t fi_injectdata(struct fid_ep *ep, const void *buf,
 
 #ifdef __cplusplus
 }
-#endif
-
-#if FDM_RDM
-#include <fdm/fdm_msg.h>
 #endif
 
 #endif /* FD_RDMA_FI_ENDPOINT_H */

@@ -14,17 +14,9 @@
 
 #include <fdv/fdv_ep.h>
 #include <fdv/fdv_config.h>
-#include <fdm/fdm_config.h>
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#if FDM_RDM && !defined(FDM_MSG_H)
-/* defined in <fdm/fdm_msg.h>, included at the end of this file */
-FDV_INLINE ssize_t fdm_fast_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t tag, uint64_t ignore, void *context);
-FDV_INLINE ssize_t fdm_fast_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t tag, void *context);
-FDV_INLINE ssize_t fdm_fast_tinject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t tag);
 #endif
 
 FDV_INLINE ssize_t fi_trecv(struct fid_ep *ep, void *buf, size_t len,
@@ -40,13 +32,8 @@ FDV_INLINE ssize_t fi_trecv(struct fid_ep *ep, void *buf, size_t len,
 	(void)ignore;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
-#if FDM_RDM
-		if (fdv_likely(fdv_ep_kind_reload(ep) == FDM_EP_KIND))
-			return fdm_fast_trecv(ep, buf, len, desc, src_addr, tag, ignore, context);
-#endif
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->tagged->recv(ep, buf, len, desc, src_addr, tag, ignore, context);
-	}
 #endif
 	return -FI_ENOSYS;
 }
@@ -96,13 +83,8 @@ FDV_INLINE ssize_t fi_tsend(struct fid_ep *ep, const void *buf, size_t len,
 	(void)tag;
 	(void)context;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
-#if FDM_RDM
-		if (fdv_likely(fdv_ep_kind_reload(ep) == FDM_EP_KIND))
-			return fdm_fast_tsend(ep, buf, len, desc, dest_addr, tag, context);
-#endif
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->tagged->send(ep, buf, len, desc, dest_addr, tag, context);
-	}
 #endif
 	return -FI_ENOSYS;
 }
@@ -148,13 +130,8 @@ FDV_INLINE ssize_t fi_tinject(struct fid_ep *ep, const void *buf,
 	(void)dest_addr;
 	(void)tag;
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
-#if FDM_RDM
-		if (fdv_likely(fdv_ep_kind_reload(ep) == FDM_EP_KIND))
-			return fdm_fast_tinject(ep, buf, len, dest_addr, tag);
-#endif
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
 		return ep->tagged->inject(ep, buf, len, dest_addr, tag);
-	}
 #endif
 	return -FI_ENOSYS;
 }
@@ -198,10 +175,6 @@ FDV_INLINE ssize_t fi_tinjectdata(struct fid_ep *ep, const void *buf,
 
 #ifdef __cplusplus
 }
-#endif
-
-#if FDM_RDM
-#include <fdm/fdm_msg.h>
 #endif
 
 #endif /* FD_RDMA_FI_TAGGED_H */

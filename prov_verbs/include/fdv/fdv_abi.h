@@ -23,7 +23,9 @@ FDV_EXTERN_C_BEGIN
  * its layouts in a slot of its own (0..FDV_ABI_LAYER_SLOTS-1), and the
  * layer compares it with its own (fdv_abi_check_layer, in
  * prov_verbs/layer/fdv_layer.h). Declared before the includes below: they
- * can reach a layer's inline header, which calls it. */
+ * can reach a layer's inline header, which calls it. No layer has an
+ * inline data path at present (the RDM layer's was removed, issue 23), so
+ * no slot is used; the mechanism stays for gen/api.spec's @inline-layer. */
 #define FDV_ABI_LAYER_SLOTS 4u
 FDV_EXPORT FDV_COLD __attribute__((weak))
 void fdv_abi_announce_layer(unsigned int slot, uint64_t layout);

@@ -27,12 +27,12 @@ struct fdv_more;
  * the public fid_ep followed by its kind (struct fdv_ep_head), so a direct
  * wrapper tells a MSG endpoint, whose calls it inlines, from a layer's
  * with one test of the FDV_EP_KIND_LAYER bit in memory, which every
- * layer's kind has. A layer reached through its own ops tables has
- * FDV_EP_KIND_LAYER itself; a layer some of whose calls the wrappers
- * inline (gen/api.spec @inline-layer) has a kind of its own, odd and
- * defined by the layer, which they then compare with, sending its other
- * calls to its ops tables. With no layer compiled in (FDV_EP_LAYERS 0)
- * the test is not compiled at all. */
+ * layer's kind has. Every layer (rstream, RDM) is reached through its
+ * own ops tables and has FDV_EP_KIND_LAYER itself. (gen/api.spec's
+ * @inline-layer could give a layer some inline calls and a kind of its
+ * own, odd and defined by the layer; none has one: docs/DESIGN.md.) With
+ * no layer compiled in (FDV_EP_LAYERS 0) the test is not compiled at
+ * all. */
 enum fdv_ep_kind {
 	FDV_EP_KIND_MSG = 0,
 	FDV_EP_KIND_LAYER = 1,	/* a layer over verbs: calls via ep->msg etc. */

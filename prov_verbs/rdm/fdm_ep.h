@@ -1,20 +1,15 @@
-/* RDM layer (FI_EP_RDM, "verbs;ofi_rxm"): the objects its inline data
- * path reads and writes. Installed in the direct build: fi_send, fi_tsend,
- * fi_inject, fi_tinject, fi_recv and fi_trecv on an RDM endpoint compile
- * into the application (fdm/fdm_msg.h), so these layouts are part of the
- * ABI. Every unit that includes this header reports FDM_ABI_LAYOUT to the
- * library (fdv/fdv_abi.h's layer slot), and the layer refuses to open
- * anything for a program built against another layout. The rest of the
- * layer's state stays private (prov_verbs/rdm/fdm.h). */
-/* The public headers come first, outside our guard: in the direct build
- * fi_endpoint.h ends by including fdm/fdm_msg.h, which needs this file's
- * types, and by then this file must be able to define them. */
+/* RDM layer (FI_EP_RDM, "verbs;ofi_rxm"): the objects its eager data
+ * path (fdm_msg.h) reads and writes. Private to the library: RDM
+ * endpoints are reached through their ops tables in both builds (the
+ * direct build's wrappers send every call on a layer's endpoint there),
+ * so none of these layouts is part of the ABI. docs/DESIGN.md ("What the
+ * inline RDM path buys") says why. */
+#ifndef FDM_EP_H
+#define FDM_EP_H
+
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
-
-#ifndef FDM_EP_H
-#define FDM_EP_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,12 +19,7 @@
 #include <sys/uio.h>
 
 #include <fdv/fdv_compiler.h>
-#include <fdm/fdm_config.h>	/* FDM_EP_KIND */
-
-FDV_EXTERN_C_BEGIN
-
-/* Bumped whenever a structure of this file changes meaning. */
-#define FDM_ABI_VERSION		4u
+#include <fdv/fdv_verbs.h>
 
 #define FDM_PROTO_VERSION	2
 #define FDM_HDR_LEN		32u
@@ -238,6 +228,16 @@ struct fdm_conn {
 	fi_addr_t src;			/* the peer in the endpoint's AV */
 	uint64_t src_gen;
 	long deadline_ms;		/* FDM_C_WAIT_PEER gives up then */
+	/* The inline eager send's work request, built once (fdm_conn_new):
+	 * opcode IBV_WR_SEND, sg_list sge, sge[0].lkey the bounce buffers'.
+	 * A send sets the addresses, lengths and num_sge: the header in the
+	 * bounce buffer and the payload in place as two inline SGEs when
+	 * both fit the verbs endpoint's inline size, else header and
+	 * payload copied into the bounce buffer as one SGE. Written only by
+	 * the inline send, which a FI_THREAD_DOMAIN application serialises
+	 * (FI_THREAD_SAFE domains take the library's send instead). */
+	struct ibv_send_wr wr;
+	struct ibv_sge sge[2];
 };
 
 /* ---- endpoint ---- */
@@ -252,9 +252,9 @@ struct fdm_ep {
 	struct fid_ep ep_fid;
 	uint32_t kind;
 
-	/* What the inline calls test first (fdm/fdm_msg.h): set when the
+	/* What the eager calls test first (fdm_msg.h): set when the
 	 * endpoint is enabled in a domain without the layer's lock
-	 * (FI_THREAD_SAFE takes the out-of-line calls, which lock) and its
+	 * (FI_THREAD_SAFE takes the general calls, which lock) and its
 	 * operation flags ask for nothing the inline code does not do;
 	 * fdm_ep_fast_update() keeps them. */
 	bool tx_fast;			/* eager sends to a connected peer */
@@ -310,7 +310,14 @@ struct fdm_ep {
 	uint32_t nconns, conns_cap;
 	uint32_t nwait;			/* connections in FDM_C_WAIT_PEER */
 	uint32_t nconnecting;		/* connections not yet established */
-	uint32_t eq_tick;
+	/* Progress calls left until the EQ is read again (FDM_EQ_EVERY). */
+	uint32_t eq_left;
+	/* Set where work beyond the verbs CQ appears (a connection on its
+	 * way, a credit report owed, a connection to flush, a rendezvous
+	 * started, an atomic answer waiting); recomputed by the progress
+	 * pass that looks at them. While it is 0 and the EQ is not due,
+	 * progress costs one test beyond the CQ read (fdm_ep_progress). */
+	uint32_t work;
 	struct fdm_conn **by_addr;	/* cache: fi_addr_t -> connection */
 	size_t by_addr_cap;
 	uint64_t by_addr_gen;
@@ -340,17 +347,5 @@ static inline struct fdm_ep *fdm_ep_of(struct fid_ep *ep)
 	return fdv_container_of(ep, struct fdm_ep, ep_fid);
 }
 
-
-/* The layouts above in one number (fdv_abi_announce_layer). */
-#define FDM_ABI_LAYOUT (((uint64_t)FDM_ABI_VERSION << 56) ^			\
-			((uint64_t)sizeof(struct fdm_ep) << 40) ^		\
-			((uint64_t)sizeof(struct fdm_tx) << 28) ^		\
-			((uint64_t)sizeof(struct fdm_rx) << 16) ^		\
-			((uint64_t)sizeof(struct fdm_conn) << 4) ^		\
-			(uint64_t)FDM_BUF_SIZE)
-/* The slot of fdv/fdv_abi.h's layer reports this layer uses. */
-#define FDM_ABI_SLOT		0u
-
-FDV_EXTERN_C_END
 
 #endif /* FDM_EP_H */

@@ -1,45 +1,42 @@
-/* RDM endpoints' eager data path, inline: fi_send, fi_tsend, fi_inject,
- * fi_tinject and fi_recv, fi_trecv on an RDM endpoint. In the direct
- * build the generated wrappers call these (gen/api.spec @inline-layer),
- * and the library's ops tables (OFF build, and programs built without
- * FABRIC_DIRECT) use the same functions.
+/* RDM endpoints' eager data path: fi_send, fi_tsend, fi_inject,
+ * fi_tinject and fi_recv, fi_trecv on an RDM endpoint, the ops tables'
+ * entries in both builds (fdm_msg.c). Private to the library.
  *
  * The common case is a short straight line: a send of up to the eager
  * limit to a peer whose connection is up and has nothing queued takes a
- * bounce buffer, writes the header and the payload into it and posts it
- * with fi_sendv on the connection's verbs endpoint (which the direct build
- * compiles inline as well: verbs is used through the public API only); a
+ * transmit request, writes the header into its bounce buffer and posts
+ * the connection's prebuilt work request (struct fdm_conn's wr) through
+ * the verbs endpoint's inline post: header and payload as two inline
+ * SGEs when they fit the inline size (no copy of the payload here), else
+ * both copied into the bounce buffer (the layer contract,
+ * prov_verbs/layer/fdv_layer.h, lets it use the inline verbs calls); a
  * receive with nothing in the unexpected queue takes a receive slot and
  * joins the posted list. Everything else (no connection yet, rendezvous
  * sizes, unexpected messages to match, FI_THREAD_SAFE domains, errors)
  * goes to the library, out of line, which does it under the domain lock.
  * The wire format is docs/rdm-protocol.md's. */
-#include <rdma/fi_endpoint.h>
-
 #ifndef FDM_MSG_H
 #define FDM_MSG_H
 
 #include <string.h>
-#include <fdv/fdv_abi.h>
-#include <fdm/fdm_ep.h>
-
-FDV_EXTERN_C_BEGIN
+#include <rdma/fi_endpoint.h>
+#include <fdv/fdv_ep.h>
+#include "fdm_ep.h"
 
 /* fdm_send_slow's mode */
 #define FDM_SEND_TAGGED	1u
 #define FDM_SEND_INJECT	2u
 
-/* Out of line, in the library: the general send and receive (the ops
- * tables' own calls, under the domain lock), and a post the verbs
- * endpoint refused (-FI_EAGAIN: queued in order; else an error
- * completion). */
-FDV_EXPORT ssize_t fdm_send_slow(struct fid_ep *ep, const void *buf, size_t len,
+/* Out of line: the general send and receive (under the domain lock), and
+ * a post the verbs endpoint refused (-FI_EAGAIN: queued in order; else an
+ * error completion). */
+ssize_t fdm_send_slow(struct fid_ep *ep, const void *buf, size_t len,
 				 void *desc, fi_addr_t dest, uint64_t tag, void *context,
 				 unsigned int mode);
-FDV_EXPORT ssize_t fdm_recv_slow(struct fid_ep *ep, void *buf, size_t len, void *desc,
+ssize_t fdm_recv_slow(struct fid_ep *ep, void *buf, size_t len, void *desc,
 				 fi_addr_t src, uint64_t tag, uint64_t ignore,
 				 void *context, int tagged);
-FDV_EXPORT FDV_COLD ssize_t fdm_tx_post_failed(struct fdm_ep *ep, struct fdm_tx *tx,
+FDV_COLD ssize_t fdm_tx_post_failed(struct fdm_ep *ep, struct fdm_tx *tx,
 					       ssize_t ret);
 
 FDV_INLINE uint32_t fdm_be32(uint32_t v)
@@ -85,7 +82,7 @@ FDV_INLINE ssize_t fdm_send_inline(struct fid_ep *ep_fid, const void *buf,
 	struct fdm_ep *ep = fdm_ep_of(ep_fid);
 	struct fdm_conn *c;
 	struct fdm_tx *tx;
-	struct iovec iov;
+	struct fdv_ep *vep;
 	ssize_t ret;
 
 	/* the connection cached for dest, valid while the AV has not
@@ -117,16 +114,29 @@ FDV_INLINE ssize_t fdm_send_inline(struct fid_ep *ep_fid, const void *buf,
 	fdm_hdr_put_eager(tx->buf, (mode & FDM_SEND_TAGGED) ? FDM_OP_EAGER_TAG :
 			  FDM_OP_EAGER_MSG, c->remote_id,
 			  (mode & FDM_SEND_TAGGED) ? tag : 0, len);
-	if (fdv_likely(len))	/* a zero-length send may come with no buffer */
-		memcpy(tx->buf + FDM_HDR_LEN, buf, len);
-	/* fi_sendv, not fi_send: the direct build's fi_send serves RDM
-	 * endpoints with this very function, and an always-inline function
-	 * cannot reach itself; fi_sendv of one buffer is the verbs MSG
-	 * endpoint's inline send all the same. */
-	iov.iov_base = tx->buf;
-	iov.iov_len = FDM_HDR_LEN + len;
+	vep = fdv_ep_of(c->tx_vep);
 	c->tx_credits--;	/* given back if the post fails */
-	ret = fi_sendv(c->tx_vep, &iov, &ep->vdesc, 1, 0, tx);
+	c->sge[0].addr = (uintptr_t)tx->buf;
+	if (fdv_likely(FDM_HDR_LEN + len <= vep->inject_size)) {
+		/* header and payload inline, the payload read where it is
+		 * (the device copies both at the post) */
+		c->sge[0].length = FDM_HDR_LEN;
+		c->sge[1].addr = (uintptr_t)buf;
+		c->sge[1].length = (uint32_t)len;
+		c->wr.num_sge = len ? 2 : 1;
+		ret = fdv_ep_post_send_flags(vep, &c->wr, IBV_SEND_INLINE, FDV_COMP_EP, tx);
+		if (fdv_unlikely(ret)) {
+			/* a retry sends tx->buf: the whole message there */
+			if (len)
+				memcpy(tx->buf + FDM_HDR_LEN, buf, len);
+			return fdm_tx_post_failed(ep, tx, ret);
+		}
+		return 0;
+	}
+	memcpy(tx->buf + FDM_HDR_LEN, buf, len);
+	c->sge[0].length = (uint32_t)(FDM_HDR_LEN + len);
+	c->wr.num_sge = 1;
+	ret = fdv_ep_post_send_flags(vep, &c->wr, 0, FDV_COMP_EP, tx);
 	if (fdv_unlikely(ret))
 		return fdm_tx_post_failed(ep, tx, ret);
 	return 0;
@@ -165,7 +175,7 @@ FDV_INLINE ssize_t fdm_recv_inline(struct fid_ep *ep_fid, void *buf, size_t len,
 	return 0;
 }
 
-/* The calls, with exactly the fi_* signatures (gen/api.spec). */
+/* The calls, with exactly the fi_* signatures (the ops tables'). */
 FDV_INLINE ssize_t fdm_fast_send(struct fid_ep *ep, const void *buf, size_t len,
 				 void *desc, fi_addr_t dest_addr, void *context)
 {
@@ -208,16 +218,5 @@ FDV_INLINE ssize_t fdm_fast_trecv(struct fid_ep *ep, void *buf, size_t len,
 	return fdm_recv_inline(ep, buf, len, desc, src_addr, tag, ignore,
 			       context, 1);
 }
-
-/* Every unit that compiles this data path reports the layouts it was
- * compiled with (fdm/fdm_ep.h); the layer refuses a program whose report
- * differs from its own (fdv_abi_check_layer). */
-static void __attribute__((constructor, used)) fdm_abi_announce_unit(void)
-{
-	if (fdv_abi_announce_layer)
-		fdv_abi_announce_layer(FDM_ABI_SLOT, FDM_ABI_LAYOUT);
-}
-
-FDV_EXTERN_C_END
 
 #endif /* FDM_MSG_H */
