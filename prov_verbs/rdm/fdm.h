@@ -93,9 +93,15 @@ struct fdm_av_entry {
 	bool valid;
 };
 
+struct fdm_eq;
+
 struct fdm_av {
 	struct fid_av av_fid;
 	struct fdm_domain *domain;
+	/* FI_EVENT: inserts report to eq (fi_av_bind) instead of returning
+	 * their counts; without a bound EQ they fail with -FI_ENOEQ */
+	bool async;
+	struct fdm_eq *eq;
 	enum fi_av_type type;
 	uint32_t addr_format;
 	struct fdm_av_entry *tab;
@@ -224,6 +230,21 @@ int fdm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 const struct fdm_name *fdm_av_name(struct fdm_av *av, fi_addr_t addr);
 /* The fi_addr_t of name in av, or FI_ADDR_NOTAVAIL. */
 fi_addr_t fdm_av_find(struct fdm_av *av, const struct fdm_name *name);
+
+/* fdm_eq.c: the RDM fabric's event queues */
+int fdm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		struct fid_eq **eq, void *context);
+/* The layer's EQ behind fid, or NULL (not an EQ, or another fabric's). */
+struct fdm_eq *fdm_eq_from_fid(struct fid *fid);
+void fdm_eq_ref(struct fdm_eq *eq, int delta);
+int fdm_eq_write_event(struct fdm_eq *eq, uint32_t event, const void *buf, size_t len);
+/* An error entry: fid, context and data as fi_eq_err_entry carries them,
+ * err positive. */
+int fdm_eq_write_error(struct fdm_eq *eq, struct fid *fid, void *context,
+		       uint64_t data, int err);
+int fdm_eq_trywait(struct fid_eq *eq);
+/* Drop the layer's entries naming fid (it is closing). */
+void fdm_eq_forget(struct fdm_eq *eq, const struct fid *fid);
 
 /* fdm_cq.c */
 int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
