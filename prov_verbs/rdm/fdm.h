@@ -22,6 +22,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
@@ -230,6 +231,19 @@ int fdm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 const struct fdm_name *fdm_av_name(struct fdm_av *av, fi_addr_t addr);
 /* The fi_addr_t of name in av, or FI_ADDR_NOTAVAIL. */
 fi_addr_t fdm_av_find(struct fdm_av *av, const struct fdm_name *name);
+
+/* fdm_avset.c: AV sets */
+struct fdm_av_set {
+	struct fid_av_set set_fid;
+	struct fdm_av *av;
+	fi_addr_t *members;		/* in order: a member's index is its rank */
+	size_t n, cap;
+	uint64_t flags;
+};
+int fdm_av_set_open(struct fid_av *av, struct fi_av_set_attr *attr,
+		    struct fid_av_set **set, void *context);
+/* The layer's set behind set, or NULL. */
+struct fdm_av_set *fdm_av_set_of(const struct fid_av_set *set);
 
 /* fdm_eq.c: the RDM fabric's event queues */
 int fdm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,

@@ -451,7 +451,7 @@ static struct fi_ops_av fdm_av_ops = {
 	.remove = fdm_av_remove,
 	.lookup = fdm_av_lookup,
 	.straddr = fdm_av_straddr,
-	.av_set = fd_no_av_av_set,
+	.av_set = fdm_av_set_open,
 };
 
 int fdm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
