@@ -86,6 +86,9 @@ struct fdm_domain {
 	/* epoll set of every enabled endpoint's verbs CQ channel and EQ
 	 * fds: readable when progress may find something new */
 	int wait_epfd;
+	/* endpoints with collective state (fdm_coll.c), under the lock;
+	 * NULL while none: the CQs' one test for diverting completions */
+	struct fdm_coll_ep *coll_eps;
 };
 
 /* ---- address vector ---- */
@@ -244,6 +247,30 @@ int fdm_av_set_open(struct fid_av *av, struct fi_av_set_attr *attr,
 		    struct fid_av_set **set, void *context);
 /* The layer's set behind set, or NULL. */
 struct fdm_av_set *fdm_av_set_of(const struct fid_av_set *set);
+
+/* fdm_coll.c: collectives in software over the tagged path
+ * (docs/fi_rdm.7.md "Collectives"). On an FI_COLLECTIVE endpoint the
+ * tags with this bit set are the layer's; the application's tag format
+ * is 63 bits wide and its receives never match them. */
+#define FDM_COLL_TAG_BIT	(1ULL << 63)
+struct fdm_coll_ep;
+extern struct fi_ops_collective fdm_coll_ops;
+int fdm_coll_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		  struct fid_mc **mc, void *context);
+int fdm_coll_query(struct fid_domain *domain, enum fi_collective_op coll,
+		   struct fi_collective_attr *attr, uint64_t flags);
+/* fi_ep_bind of an EQ: where the endpoint's joins report. */
+int fdm_coll_bind_eq(struct fdm_ep *ep, struct fid *eq);
+/* Endpoint close: -FI_EBUSY while groups are joined, else frees. */
+int fdm_coll_ep_close(struct fdm_ep *ep);
+/* A completion of the layer's own collective transfers: taken (true) or
+ * the application's (false). Called from fdm_cq_write(_err), lock held. */
+bool fdm_coll_divert(struct fdm_domain *d, void *context, size_t len, int err);
+/* The bits of a receive's ignore mask that may apply on ep. */
+static inline uint64_t fdm_coll_ignore_mask(const struct fdm_ep *ep)
+{
+	return (ep->info->caps & FI_COLLECTIVE) ? ~FDM_COLL_TAG_BIT : ~0ULL;
+}
 
 /* fdm_eq.c: the RDM fabric's event queues */
 int fdm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,

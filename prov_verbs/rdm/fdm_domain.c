@@ -329,7 +329,7 @@ static struct fi_ops_domain fdm_domain_ops = {
 	.stx_ctx = fd_no_domain_stx_ctx,
 	.srx_ctx = fd_no_domain_srx_ctx,
 	.query_atomic = fdm_atomic_query,
-	.query_collective = fd_no_domain_query_collective,
+	.query_collective = fdm_coll_query,
 	.endpoint2 = fdm_domain_endpoint2,
 };
 
