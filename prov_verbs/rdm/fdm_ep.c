@@ -320,9 +320,8 @@ static int fdm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	case FI_CLASS_CNTR:
 		return fdm_ep_bind_cntr(ep, fdv_container_of(bfid, struct fid_cntr, fid), flags);
 	case FI_CLASS_EQ:
-		/* the collective joins' events (fdm_coll.c) */
-		if (flags)
-			return -FI_EBADFLAGS;
+		/* the collective joins' events (fdm_coll.c); flags were
+		 * ignored before and still are */
 		return fdm_coll_bind_eq(ep, bfid);
 	default:
 		return -FI_EINVAL;

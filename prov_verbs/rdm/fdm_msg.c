@@ -704,7 +704,10 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 			u->data = h.data;
 			u->flags = h.flags;
 			u->len = h.size;
-			memcpy(u->payload, payload, h.size);
+			/* a zero-byte message has no payload buffer: memcpy
+			 * of NULL is undefined even for 0 bytes (UBSan) */
+			if (h.size)
+				memcpy(u->payload, payload, h.size);
 			fdm_list_add_tail(tagged ? &ep->unexp_tag : &ep->unexp_msg, &u->node);
 		}
 		/* delivered: in the receive's buffer, or buffered here until
