@@ -22,6 +22,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
@@ -86,6 +87,9 @@ struct fdm_domain {
 	/* epoll set of every enabled endpoint's verbs CQ channel and EQ
 	 * fds: readable when progress may find something new */
 	int wait_epfd;
+	/* endpoints with collective state (fdm_coll.c), under the lock;
+	 * NULL while none: the CQs' one test for diverting completions */
+	struct fdm_coll_ep *coll_eps;
 };
 
 /* ---- address vector ---- */
@@ -94,9 +98,15 @@ struct fdm_av_entry {
 	bool valid;
 };
 
+struct fdm_eq;
+
 struct fdm_av {
 	struct fid_av av_fid;
 	struct fdm_domain *domain;
+	/* FI_EVENT: inserts report to eq (fi_av_bind) instead of returning
+	 * their counts; without a bound EQ they fail with -FI_ENOEQ */
+	bool async;
+	struct fdm_eq *eq;
 	enum fi_av_type type;
 	uint32_t addr_format;
 	struct fdm_av_entry *tab;
@@ -235,6 +245,58 @@ int fdm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 const struct fdm_name *fdm_av_name(struct fdm_av *av, fi_addr_t addr);
 /* The fi_addr_t of name in av, or FI_ADDR_NOTAVAIL. */
 fi_addr_t fdm_av_find(struct fdm_av *av, const struct fdm_name *name);
+
+/* fdm_avset.c: AV sets */
+struct fdm_av_set {
+	struct fid_av_set set_fid;
+	struct fdm_av *av;
+	fi_addr_t *members;		/* in order: a member's index is its rank */
+	size_t n, cap;
+	uint64_t flags;
+};
+int fdm_av_set_open(struct fid_av *av, struct fi_av_set_attr *attr,
+		    struct fid_av_set **set, void *context);
+/* The layer's set behind set, or NULL. */
+struct fdm_av_set *fdm_av_set_of(const struct fid_av_set *set);
+
+/* fdm_coll.c: collectives in software over the tagged path
+ * (docs/fi_rdm.7.md "Collectives"). On an FI_COLLECTIVE endpoint the
+ * tags with this bit set are the layer's; the application's tag format
+ * is 63 bits wide and its receives never match them. */
+#define FDM_COLL_TAG_BIT	(1ULL << 63)
+struct fdm_coll_ep;
+extern struct fi_ops_collective fdm_coll_ops;
+int fdm_coll_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		  struct fid_mc **mc, void *context);
+int fdm_coll_query(struct fid_domain *domain, enum fi_collective_op coll,
+		   struct fi_collective_attr *attr, uint64_t flags);
+/* fi_ep_bind of an EQ: where the endpoint's joins report. */
+int fdm_coll_bind_eq(struct fdm_ep *ep, struct fid *eq);
+/* Endpoint close: -FI_EBUSY while groups are joined, else frees. */
+int fdm_coll_ep_close(struct fdm_ep *ep);
+/* A completion of the layer's own collective transfers: taken (true) or
+ * the application's (false). Called from fdm_cq_write(_err), lock held. */
+bool fdm_coll_divert(struct fdm_domain *d, void *context, size_t len, int err);
+/* The bits of a receive's ignore mask that may apply on ep. */
+static inline uint64_t fdm_coll_ignore_mask(const struct fdm_ep *ep)
+{
+	return (ep->info->caps & FI_COLLECTIVE) ? ~FDM_COLL_TAG_BIT : ~0ULL;
+}
+
+/* fdm_eq.c: the RDM fabric's event queues */
+int fdm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		struct fid_eq **eq, void *context);
+/* The layer's EQ behind fid, or NULL (not an EQ, or another fabric's). */
+struct fdm_eq *fdm_eq_from_fid(struct fid *fid);
+void fdm_eq_ref(struct fdm_eq *eq, int delta);
+int fdm_eq_write_event(struct fdm_eq *eq, uint32_t event, const void *buf, size_t len);
+/* An error entry: fid, context and data as fi_eq_err_entry carries them,
+ * err positive. */
+int fdm_eq_write_error(struct fdm_eq *eq, struct fid *fid, void *context,
+		       uint64_t data, int err);
+int fdm_eq_trywait(struct fid_eq *eq);
+/* Drop the layer's entries naming fid (it is closing). */
+void fdm_eq_forget(struct fdm_eq *eq, const struct fid *fid);
 
 /* fdm_cq.c */
 int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,

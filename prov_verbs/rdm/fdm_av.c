@@ -3,7 +3,9 @@
  * both FI_AV_TABLE and FI_AV_MAP, so a lookup is one bounds check. Indexes
  * are never reused after fi_av_remove: a stale fi_addr_t fails cleanly
  * instead of reaching another peer. */
+#include <errno.h>
 #include <netdb.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,22 +69,95 @@ static int fdm_av_grow(struct fdm_av *av, size_t need)
 	return 0;
 }
 
+/* One insert call (fi_av_insert, insertsvc, insertsym): where each
+ * entry's outcome goes. A synchronous AV returns the count and writes
+ * FI_SYNC_ERR's array; an FI_EVENT AV queues an error entry per failed
+ * address (data: its index in the call) and then one FI_AV_COMPLETE
+ * whose data is the count, both with the call's context (fi_av(3)). */
+struct fdm_av_call {
+	struct fdm_av *av;
+	fi_addr_t *fi_addr;
+	int *errs;
+	void *context;
+	size_t done;
+};
+
+static int fdm_av_call_start(struct fdm_av_call *c, struct fdm_av *av, fi_addr_t *fi_addr,
+			     uint64_t flags, void *context)
+{
+	if (flags & ~(uint64_t)FDM_AV_FLAGS)
+		return -FI_EBADFLAGS;
+	if (av->async) {
+		/* FI_SYNC_ERR is for synchronous inserts only */
+		if (flags & FI_SYNC_ERR)
+			return -FI_EBADFLAGS;
+		if (!av->eq)
+			return -FI_ENOEQ;
+	}
+	c->av = av;
+	c->fi_addr = fi_addr;
+	c->errs = (flags & FI_SYNC_ERR) ? context : NULL;
+	c->context = context;
+	c->done = 0;
+	return 0;
+}
+
+/* Entry i of the call: n inserted, or (n NULL) failed with err (< 0).
+ * The domain lock is held. */
+static void fdm_av_call_put(struct fdm_av_call *c, size_t i, const struct fdm_name *n,
+			    int err)
+{
+	struct fdm_av *av = c->av;
+
+	if (n && fdm_av_grow(av, av->count + 1))
+		err = -FI_ENOMEM, n = NULL;
+	if (!n) {
+		if (c->fi_addr)
+			c->fi_addr[i] = FI_ADDR_NOTAVAIL;
+		if (c->errs)
+			c->errs[i] = -err;
+		if (av->async)
+			fdm_eq_write_error(av->eq, &av->av_fid.fid, c->context, i, -err);
+		return;
+	}
+	av->tab[av->count].name = *n;
+	av->tab[av->count].valid = true;
+	if (c->fi_addr)
+		c->fi_addr[i] = av->count;
+	if (c->errs)
+		c->errs[i] = 0;
+	av->count++;
+	c->done++;
+}
+
+static int fdm_av_call_end(struct fdm_av_call *c)
+{
+	struct fdm_av *av = c->av;
+	struct fi_eq_entry e = {
+		.fid = &av->av_fid.fid, .context = c->context, .data = c->done,
+	};
+
+	if (!av->async)
+		return (int)c->done;
+	/* the insert is done when this call returns; the event says so */
+	return fdm_eq_write_event(av->eq, FI_AV_COMPLETE, &e, sizeof(e));
+}
+
 static int fdm_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 			 fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	struct fdm_av *av = fdm_av_of(av_fid);
 	struct fdm_domain *d = av->domain;
-	int *errs = (flags & FI_SYNC_ERR) ? context : NULL;
+	struct fdm_av_call c;
 	size_t stride;
-	int done = 0, ret;
+	int ret;
 
-	if (flags & ~(uint64_t)FDM_AV_FLAGS)
-		return -FI_EBADFLAGS;
-	if (!count)
-		return 0;
-	if (!addr)
+	ret = fdm_av_call_start(&c, av, fi_addr, flags, context);
+	if (ret)
+		return ret;
+	if (count && !addr)
 		return -FI_EINVAL;
-	stride = fdm_av_stride(av, addr);
+	stride = count ? fdm_av_stride(av, addr) : 0;
 	fdm_lock(d);
 	ret = fdm_av_grow(av, av->count + count);
 	if (ret) {
@@ -95,26 +170,31 @@ static int fdm_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 
 		if (!r && n.len != stride)
 			r = -FI_EINVAL;
-		if (r) {
+		if (r)
 			FD_WARN(FD_LOG_AV, "fi_av_insert: entry %zu is not an address of "
 				"this AV's format", i);
-			if (fi_addr)
-				fi_addr[i] = FI_ADDR_NOTAVAIL;
-			if (errs)
-				errs[i] = -r;
-			continue;
-		}
-		av->tab[av->count].name = n;
-		av->tab[av->count].valid = true;
-		if (fi_addr)
-			fi_addr[i] = av->count;
-		if (errs)
-			errs[i] = 0;
-		av->count++;
-		done++;
+		fdm_av_call_put(&c, i, r ? NULL : &n, r);
 	}
 	fdm_unlock(d);
-	return done;
+	return fdm_av_call_end(&c);
+}
+
+/* node:service resolved to one name of this AV's format. */
+static int fdm_av_resolve(struct fdm_av *av, const char *node, const char *service,
+			  struct fdm_name *n)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int ret;
+
+	hints.ai_family = av->addr_format == FI_SOCKADDR_IN6 ? AF_INET6 :
+		av->addr_format == FI_SOCKADDR_IN ? AF_INET : AF_UNSPEC;
+	if (getaddrinfo(node, service, &hints, &res) || !res) {
+		FD_WARN(FD_LOG_AV, "cannot resolve %s:%s", node, service);
+		return -FI_EINVAL;
+	}
+	ret = fdm_name_parse(n, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return ret;
 }
 
 static int fdm_av_insertsvc(struct fid_av *av_fid, const char *node,
@@ -122,24 +202,131 @@ static int fdm_av_insertsvc(struct fid_av *av_fid, const char *node,
 			    uint64_t flags, void *context)
 {
 	struct fdm_av *av = fdm_av_of(av_fid);
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	struct fdm_av_call c;
+	struct fdm_name n;
 	int ret;
 
 	if (!node || !service)
 		return -FI_EINVAL;
-	if (flags & ~(uint64_t)FDM_AV_FLAGS)
-		return -FI_EBADFLAGS;
-	hints.ai_family = av->addr_format == FI_SOCKADDR_IN6 ? AF_INET6 :
-		av->addr_format == FI_SOCKADDR_IN ? AF_INET : AF_UNSPEC;
-	if (getaddrinfo(node, service, &hints, &res) || !res) {
-		FD_WARN(FD_LOG_AV, "fi_av_insertsvc: cannot resolve %s:%s", node, service);
+	ret = fdm_av_call_start(&c, av, fi_addr, flags, context);
+	if (ret)
+		return ret;
+	ret = fdm_av_resolve(av, node, service, &n);
+	if (ret && !av->async) {
+		/* as before issue 25: a name that does not resolve is the
+		 * caller's mistake, said by the return value */
 		if (fi_addr)
 			*fi_addr = FI_ADDR_NOTAVAIL;
-		return -FI_EINVAL;
+		return ret;
 	}
-	ret = fdm_av_insert(av_fid, res->ai_addr, 1, fi_addr, flags, context);
-	freeaddrinfo(res);
-	return ret;
+	fdm_lock(av->domain);
+	fdm_av_call_put(&c, 0, ret ? NULL : &n, ret);
+	fdm_unlock(av->domain);
+	return fdm_av_call_end(&c);
+}
+
+/* fi_av_insertsym's k-th node after node (fi_av(3)): a numeric IPv4 or
+ * IPv6 address counts up (IPv6 in its low 64 bits), a name counts up its
+ * numeric suffix keeping the suffix's width ("host10", "n007"). */
+static int fdm_av_sym_node(const char *node, size_t k, char *out, size_t outlen)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	size_t len = strlen(node), p = len;
+	unsigned long long v;
+
+	if (inet_pton(AF_INET, node, &a4) == 1) {
+		uint64_t h = ntohl(a4.s_addr) + (uint64_t)k;
+
+		if (h > UINT32_MAX)
+			return -FI_EINVAL;
+		a4.s_addr = htonl((uint32_t)h);
+		return inet_ntop(AF_INET, &a4, out, (socklen_t)outlen) ? 0 : -FI_EINVAL;
+	}
+	if (inet_pton(AF_INET6, node, &a6) == 1) {
+		uint64_t lo = 0, nlo;
+
+		for (int i = 8; i < 16; i++)
+			lo = lo << 8 | a6.s6_addr[i];
+		nlo = lo + k;
+		if (nlo < lo)
+			return -FI_EINVAL;
+		for (int i = 15; i >= 8; i--, nlo >>= 8)
+			a6.s6_addr[i] = (uint8_t)nlo;
+		return inet_ntop(AF_INET6, &a6, out, (socklen_t)outlen) ? 0 : -FI_EINVAL;
+	}
+	while (p > 0 && node[p - 1] >= '0' && node[p - 1] <= '9')
+		p--;
+	if (p == len || len - p > 19) {
+		if (k)
+			return -FI_EINVAL;	/* a range needs a numeric suffix */
+		if (len >= outlen)
+			return -FI_EINVAL;
+		memcpy(out, node, len + 1);
+		return 0;
+	}
+	v = strtoull(node + p, NULL, 10);
+	if (v + k < v)
+		return -FI_EINVAL;
+	if ((size_t)snprintf(out, outlen, "%.*s%0*llu", (int)p, node, (int)(len - p),
+			     v + (unsigned long long)k) >= outlen)
+		return -FI_EINVAL;
+	return 0;
+}
+
+/* fi_av_insertsym: nodecnt x svccnt addresses, every service of a node
+ * before the next node. Services count up from a numeric service; a
+ * named one is taken as it is when svccnt is 1. */
+static int fdm_av_insertsym(struct fid_av *av_fid, const char *node, size_t nodecnt,
+			    const char *service, size_t svccnt, fi_addr_t *fi_addr,
+			    uint64_t flags, void *context)
+{
+	struct fdm_av *av = fdm_av_of(av_fid);
+	struct fdm_av_call c;
+	unsigned long port = 0;
+	bool numeric;
+	char *end;
+	int ret;
+
+	if (!node || !service || !nodecnt || !svccnt || nodecnt > SIZE_MAX / svccnt)
+		return -FI_EINVAL;
+	errno = 0;
+	port = strtoul(service, &end, 10);
+	numeric = *service && !*end && !errno;
+	if ((!numeric && svccnt > 1) || (numeric && (port > 65535 || svccnt - 1 > 65535 - port)))
+		return -FI_EINVAL;
+	/* the whole range is checked before anything goes in */
+	{
+		char last[INET6_ADDRSTRLEN + 64];
+
+		if (strlen(node) >= sizeof(last) ||
+		    fdm_av_sym_node(node, nodecnt - 1, last, sizeof(last)))
+			return -FI_EINVAL;
+	}
+	ret = fdm_av_call_start(&c, av, fi_addr, flags, context);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < nodecnt; i++) {
+		char host[INET6_ADDRSTRLEN + 64];
+
+		fdm_av_sym_node(node, i, host, sizeof(host));
+		for (size_t j = 0; j < svccnt; j++) {
+			char svc[16];
+			const char *s = service;
+			struct fdm_name n;
+			int r;
+
+			if (numeric) {
+				snprintf(svc, sizeof(svc), "%lu", port + j);
+				s = svc;
+			}
+			r = fdm_av_resolve(av, host, s, &n);
+			fdm_lock(av->domain);
+			fdm_av_call_put(&c, i * svccnt + j, r ? NULL : &n, r);
+			fdm_unlock(av->domain);
+		}
+	}
+	return fdm_av_call_end(&c);
 }
 
 static int fdm_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
@@ -218,16 +405,38 @@ static int fdm_av_close(struct fid *fid)
 
 	if (av->refs)
 		return -FI_EBUSY;
+	if (av->eq) {
+		fdm_eq_forget(av->eq, &av->av_fid.fid);
+		fdm_eq_ref(av->eq, -1);
+	}
 	__atomic_fetch_sub(&av->domain->refs, 1, __ATOMIC_RELAXED);
 	free(av->tab);
 	free(av);
 	return 0;
 }
 
+/* fi_av_bind: the EQ an FI_EVENT AV reports its inserts to (a synchronous
+ * AV takes one too and never writes to it). One EQ, of this fabric. */
+static int fdm_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct fdm_av *av = fdv_container_of(fid, struct fdm_av, av_fid.fid);
+	struct fdm_eq *eq = fdm_eq_from_fid(bfid);
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (!eq || av->eq)
+		return -FI_EINVAL;
+	fdm_lock(av->domain);
+	av->eq = eq;
+	fdm_eq_ref(eq, 1);
+	fdm_unlock(av->domain);
+	return 0;
+}
+
 static struct fi_ops fdm_av_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdm_av_close,
-	.bind = fd_no_fid_bind,
+	.bind = fdm_av_bind,
 	.control = fd_no_fid_control,
 	.ops_open = fd_no_fid_ops_open,
 	.tostr = fd_no_fid_tostr,
@@ -238,11 +447,11 @@ static struct fi_ops_av fdm_av_ops = {
 	.size = sizeof(struct fi_ops_av),
 	.insert = fdm_av_insert,
 	.insertsvc = fdm_av_insertsvc,
-	.insertsym = fd_no_av_insertsym,
+	.insertsym = fdm_av_insertsym,
 	.remove = fdm_av_remove,
 	.lookup = fdm_av_lookup,
 	.straddr = fdm_av_straddr,
-	.av_set = fd_no_av_av_set,
+	.av_set = fdm_av_set_open,
 };
 
 int fdm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
@@ -263,12 +472,13 @@ int fdm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	 * asks for 8) must get its AV. */
 	if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > 32)
 		return -FI_EINVAL;
-	if (attr->name || (attr->flags & ~(uint64_t)FI_SYMMETRIC))
+	if (attr->name || (attr->flags & ~(uint64_t)(FI_SYMMETRIC | FI_EVENT)))
 		return -FI_ENOSYS;
 	av = calloc(1, sizeof(*av));
 	if (!av)
 		return -FI_ENOMEM;
 	av->domain = d;
+	av->async = !!(attr->flags & FI_EVENT);
 	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
 	attr->type = av->type;
 	av->addr_format = d->info->addr_format;

@@ -98,6 +98,10 @@ void fdm_cq_queue(struct fdm_cq *cq, void *context, uint64_t flags,
 {
 	struct fdm_cqe *e;
 
+	/* the layer's collective transfers complete into fdm_coll.c */
+	if (fdv_unlikely(cq->domain->coll_eps != NULL) &&
+	    fdm_coll_divert(cq->domain, context, len, 0))
+		return;
 	if (fdv_unlikely(cq->tail == cq->cap) &&
 	    fdm_cq_grow((void **)&cq->ring, &cq->head, &cq->tail, &cq->cap,
 			sizeof(*cq->ring))) {
@@ -122,6 +126,9 @@ void fdm_cq_write_err(struct fdm_cq *cq, void *context, uint64_t flags,
 {
 	struct fdm_cq_err *e;
 
+	if (fdv_unlikely(cq->domain->coll_eps != NULL) &&
+	    fdm_coll_divert(cq->domain, context, len, err))
+		return;
 	if (cq->etail == cq->ecap &&
 	    fdm_cq_grow((void **)&cq->errs, &cq->ehead, &cq->etail, &cq->ecap,
 			sizeof(*cq->errs))) {

@@ -40,17 +40,9 @@ static int fdm_fabric_close(struct fid *fid)
 	return 0;
 }
 
-static int fdm_fabric_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
-			      struct fid_eq **eq, void *context)
-{
-	struct fdm_fabric *f = fdv_container_of(fabric, struct fdm_fabric, fabric_fid);
-
-	return fi_eq_open(f->vfabric, attr, eq, context);
-}
-
-/* An EQ of this fabric is the verbs fabric's own (fdm_fabric_eq_open), so
- * verbs answers for it: 0 when nothing is queued or pending on its
- * channel, and its FI_GETWAIT fd then turns readable on the next event.
+/* An EQ of this fabric is the layer's (fdm_eq.c; issue 25: it holds the
+ * AV's and the collective joins' events): 0 when nothing is queued, and
+ * its FI_GETWAIT fd then turns readable on the next event.
  * An RDM CQ or counter is safe to wait on when every endpoint of its
  * domain has nothing left for progress to do and its verbs CQ and EQ are
  * armed (fdm_domain_trywait), and nothing is queued for it (issue 25;
@@ -67,7 +59,9 @@ static int fdm_fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int 
 			return -FI_EINVAL;
 		switch (fids[i]->fclass) {
 		case FI_CLASS_EQ:
-			ret = fi_trywait(f->vfabric, &fids[i], 1);
+			ret = fdm_eq_from_fid(fids[i]) ?
+				fdm_eq_trywait(fdv_container_of(fids[i], struct fid_eq, fid)) :
+				fi_trywait(f->vfabric, &fids[i], 1);
 			break;
 		case FI_CLASS_CQ:
 			ret = fdm_cq_trywait(fdv_container_of(fids[i], struct fid_cq, fid));
@@ -98,7 +92,7 @@ static struct fi_ops_fabric fdm_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = fdm_domain_open,
 	.passive_ep = fd_no_fabric_passive_ep,
-	.eq_open = fdm_fabric_eq_open,
+	.eq_open = fdm_eq_open,
 	.wait_open = fd_no_fabric_wait_open,
 	.trywait = fdm_fabric_trywait,
 	.domain2 = fd_no_fabric_domain2,
@@ -335,7 +329,7 @@ static struct fi_ops_domain fdm_domain_ops = {
 	.stx_ctx = fd_no_domain_stx_ctx,
 	.srx_ctx = fd_no_domain_srx_ctx,
 	.query_atomic = fdm_atomic_query,
-	.query_collective = fd_no_domain_query_collective,
+	.query_collective = fdm_coll_query,
 	.endpoint2 = fdm_domain_endpoint2,
 };
 

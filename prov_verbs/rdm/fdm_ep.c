@@ -390,8 +390,9 @@ static int fdm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	case FI_CLASS_CNTR:
 		return fdm_ep_bind_cntr(ep, fdv_container_of(bfid, struct fid_cntr, fid), flags);
 	case FI_CLASS_EQ:
-		/* no asynchronous events to report beyond the CQs */
-		return 0;
+		/* the collective joins' events (fdm_coll.c); flags were
+		 * ignored before and still are */
+		return fdm_coll_bind_eq(ep, bfid);
 	default:
 		return -FI_EINVAL;
 	}
@@ -613,7 +614,11 @@ static int fdm_ep_close(struct fid *fid)
 {
 	struct fdm_ep *ep = fdv_container_of(fid, struct fdm_ep, ep_fid.fid);
 	struct fdm_domain *d = ep->domain;
+	/* joined collective groups first (fi_close of each) */
+	int ret = fdm_coll_ep_close(ep);
 
+	if (ret)
+		return ret;
 	fdm_lock(d);
 	if (ep->enabled) {
 		/* what completed already is taken, the rest dropped */
@@ -770,7 +775,7 @@ static struct fi_ops_cm fdm_cm_ops = {
 	.accept = fd_no_cm_accept,
 	.reject = fd_no_cm_reject,
 	.shutdown = fd_no_cm_shutdown,
-	.join = fd_no_cm_join,
+	.join = fdm_coll_join,
 };
 
 static struct fi_ops_collective fdm_collective_ops = {
@@ -843,7 +848,8 @@ int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.tagged = &fdm_tagged_ops;
 	ep->ep_fid.rma = &fdm_rma_ops;
 	ep->ep_fid.atomic = &fdm_atomic_ops;
-	ep->ep_fid.collective = &fdm_collective_ops;
+	ep->ep_fid.collective = (info->caps & FI_COLLECTIVE) ? &fdm_coll_ops :
+				&fdm_collective_ops;
 	__atomic_fetch_add(&d->refs, 1, __ATOMIC_RELAXED);
 	*ep_out = &ep->ep_fid;
 	return 0;

@@ -15,9 +15,9 @@
 			 FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | \
 			 FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_SOURCE | \
 			 FI_RMA_EVENT | FI_MULTI_RECV | FI_LOCAL_COMM | \
-			 FI_REMOTE_COMM)
+			 FI_REMOTE_COMM | FI_COLLECTIVE)
 #define FDM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | \
-			 FI_READ | FI_WRITE)
+			 FI_READ | FI_WRITE | FI_COLLECTIVE)
 #define FDM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | \
 			 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV | \
 			 FI_SOURCE | FI_RMA_EVENT | FI_MULTI_RECV)
@@ -50,6 +50,33 @@
  * format by its width, so any format the hints ask for is served and
  * reported back (fd_match.c). */
 #define FDM_TAG_FORMAT	0xaaaaaaaaaaaaaaaaULL
+/* With FI_COLLECTIVE, bit 63 is the layer's (fdm_coll.c): the generic
+ * format one bit narrower. */
+#define FDM_COLL_TAG_FORMAT	(FDM_TAG_FORMAT >> 1)
+
+/* FI_COLLECTIVE is served only to who asks for it: it takes a tag bit.
+ * False when the entry cannot be served (a 64-bit tag format asked for
+ * alongside it). */
+static bool fdm_apply_coll(struct fi_info *fi, const struct fi_info *hints)
+{
+	const struct fi_ep_attr *hep = hints ? hints->ep_attr : NULL;
+
+	if (!hints || !(hints->caps & FI_COLLECTIVE)) {
+		fi->caps &= ~(uint64_t)FI_COLLECTIVE;
+		fi->tx_attr->caps &= ~(uint64_t)FI_COLLECTIVE;
+		return true;
+	}
+	if (hep && hep->mem_tag_format) {
+		/* formats match by width (fd_match.c): 64 bits wide is
+		 * the bit collectives need */
+		if (hep->mem_tag_format & FDM_COLL_TAG_BIT)
+			return false;
+		fi->ep_attr->mem_tag_format = hep->mem_tag_format;
+	} else {
+		fi->ep_attr->mem_tag_format = FDM_COLL_TAG_FORMAT;
+	}
+	return true;
+}
 
 static int fdm_copy_addr(void **dst, size_t *dstlen, const void *src, size_t len)
 {
@@ -293,6 +320,10 @@ int fdm_getinfo(uint32_t version, const char *node, const char *service,
 		}
 		fi->addr_format = c->addr_format;
 		fdm_apply_defaults(fi, hints);
+		if (!fdm_apply_coll(fi, hints)) {
+			fi_freeinfo(fi);
+			continue;
+		}
 		*tail = fi;
 		tail = &fi->next;
 	}

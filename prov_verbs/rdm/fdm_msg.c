@@ -551,11 +551,13 @@ static struct fdm_rx *fdm_match_posted(struct fdm_ep *ep, bool tagged,
 				       struct fdm_conn *conn, uint64_t tag)
 {
 	struct fdm_node *h = tagged ? &ep->posted_tag : &ep->posted_msg;
+	/* an FI_COLLECTIVE endpoint's bit 63 is never ignored (fdm_coll.c) */
+	uint64_t keep = fdm_coll_ignore_mask(ep);
 
 	for (struct fdm_node *n = h->next; n != h; n = n->next) {
 		struct fdm_rx *rx = fdm_entry(n, struct fdm_rx, node);
 
-		if (tagged && ((rx->tag ^ tag) & ~rx->ignore))
+		if (tagged && ((rx->tag ^ tag) & ~(rx->ignore & keep)))
 			continue;
 		if (!fdm_src_ok(ep, rx->src, conn))
 			continue;
@@ -771,7 +773,10 @@ void fdm_handle_recv(struct fdm_ep *ep, struct fdm_rxbuf *rb, size_t len)
 			u->data = h.data;
 			u->flags = h.flags;
 			u->len = h.size;
-			memcpy(u->payload, payload, h.size);
+			/* a zero-byte message has no payload buffer: memcpy
+			 * of NULL is undefined even for 0 bytes (UBSan) */
+			if (h.size)
+				memcpy(u->payload, payload, h.size);
 			fdm_list_add_tail(tagged ? &ep->unexp_tag : &ep->unexp_msg, &u->node);
 		}
 		/* delivered: in the receive's buffer, or buffered here until
@@ -854,6 +859,7 @@ static struct fdm_unexp *fdm_match_unexp(struct fdm_ep *ep, bool tagged, fi_addr
 {
 	struct fdm_node *h = tagged ? &ep->unexp_tag : &ep->unexp_msg;
 
+	ignore &= fdm_coll_ignore_mask(ep);
 	for (struct fdm_node *n = h->next; n != h; n = n->next) {
 		struct fdm_unexp *u = fdm_entry(n, struct fdm_unexp, node);
 
