@@ -382,6 +382,45 @@ int fdv_cq_trywait(struct fdv_cq_full *full)
 	return n > 0 ? -FI_EAGAIN : (n < 0 ? -FI_EIO : 0);
 }
 
+/* fi_poll: whether a read would find something, without taking it:
+ * what the device has goes to the backlog the read path serves first. */
+static int fdv_cq_ready(struct fid *fid)
+{
+	struct fdv_cq_full *full = FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fid);
+	struct fdv_cq *cq = &full->cq;
+	int n = 0;
+
+	if (full->mt_locked)
+		pthread_mutex_lock(&full->mt_lock);
+	fdv_lock(&cq->lock);
+	if (!cq->backlog) {
+		n = ibv_poll_cq(cq->ibcq, FDV_CQ_BATCH, full->backlog_wc);
+		if (n > 0) {
+			full->backlog_head = 0;
+			cq->backlog = (uint32_t)n;
+		}
+	}
+	n = n < 0 ? -FI_EIO : cq->backlog != 0;
+	fdv_unlock(&cq->lock);
+	if (full->mt_locked)
+		pthread_mutex_unlock(&full->mt_lock);
+	return n;
+}
+
+/* A wait set's trywait: as fi_trywait, under the locked build's lock. */
+static int fdv_cq_set_trywait(struct fid *fid)
+{
+	struct fdv_cq_full *full = FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fid);
+	int ret;
+
+	if (full->mt_locked)
+		pthread_mutex_lock(&full->mt_lock);
+	ret = fdv_cq_trywait(full);
+	if (full->mt_locked)
+		pthread_mutex_unlock(&full->mt_lock);
+	return ret;
+}
+
 static int fdv_elapsed_ms(const struct timespec *start)
 {
 	struct timespec now;
@@ -498,8 +537,9 @@ static int fdv_cq_close(struct fid *fid)
 	struct fdv_cq_full *full = FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fid);
 	int ret;
 
-	if (atomic_load(&full->refs))
+	if (atomic_load(&full->refs) || fd_waitable_busy(&full->waitable))
 		return -FI_EBUSY;
+	fd_wait_leave(&full->waitable, fid);
 	if (full->channel)
 		fdv_cq_drain_channel(full);
 	ret = ibv_destroy_cq(full->cq.ibcq);
@@ -534,6 +574,11 @@ static int fdv_cq_control(struct fid *fid, int command, void *arg)
 		if (!arg)
 			return -FI_EINVAL;
 		*(enum fi_wait_obj *)arg = full->channel ? FI_WAIT_FD : FI_WAIT_NONE;
+		return 0;
+	case FD_CTL_WAITABLE:
+		if (!arg)
+			return -FI_EINVAL;
+		*(struct fd_waitable **)arg = &full->waitable;
 		return 0;
 	default:
 		return -FI_ENOSYS;
@@ -580,6 +625,12 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 			break;
 		case FI_WAIT_UNSPEC:
 		case FI_WAIT_FD:
+			wait = FI_WAIT_FD;
+			break;
+		case FI_WAIT_SET:
+			/* an fd of its own, in the set (src/fd_sets.c) */
+			if (fd_wait_check(attr->wait_set))
+				return -FI_EINVAL;
 			wait = FI_WAIT_FD;
 			break;
 		default:
@@ -636,6 +687,18 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		full->cq.cq_fid.ops = &fdv_ops_locked_cq;
 	}
 #endif
+	full->waitable.ready = fdv_cq_ready;
+	full->waitable.trywait = fdv_cq_set_trywait;
+	if (attr && attr->wait_obj == FI_WAIT_SET) {
+		err = -fd_wait_join(&full->waitable, attr->wait_set, &full->cq.cq_fid.fid);
+		if (err) {
+			ibv_destroy_cq(full->cq.ibcq);
+			fdv_lock_destroy(&full->cq.lock);
+			if (full->mt_locked)
+				pthread_mutex_destroy(&full->mt_lock);
+			goto err_channel;
+		}
+	}
 	atomic_fetch_add(&dom->refs, 1);
 	*cq_out = &full->cq.cq_fid;
 	return 0;

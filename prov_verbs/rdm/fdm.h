@@ -35,6 +35,7 @@
 #include <fdv/fdv_lock.h>
 
 #include <fdm/fdm_ep.h>
+#include "fd_sets.h"
 #include "fdm_atomic.h"
 #include "fdm_proto.h"
 
@@ -133,6 +134,7 @@ struct fdm_cq {
 	 * domain lock. */
 	int epfd, efd;
 	bool armed;
+	struct fd_waitable waitable;	/* wait and poll sets (fd_sets.h) */
 };
 
 /* An arrived message nobody had a receive for. */
