@@ -535,16 +535,22 @@ ssize_t fdv_cq_sread(struct fid_cq *cq, void *buf, size_t count,
 static int fdv_cq_close(struct fid *fid)
 {
 	struct fdv_cq_full *full = FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fid);
+	struct fid_wait *ws;
 	int ret;
 
 	if (atomic_load(&full->refs) || fd_waitable_busy(&full->waitable))
 		return -FI_EBUSY;
+	/* out of its wait set first: a waiter on the set must not arm a
+	 * destroyed CQ; back in if the CQ stays */
+	ws = full->waitable.wait_set;
 	fd_wait_leave(&full->waitable, fid);
 	if (full->channel)
 		fdv_cq_drain_channel(full);
 	ret = ibv_destroy_cq(full->cq.ibcq);
 	if (ret) {
 		FD_WARN(FD_LOG_CQ, "ibv_destroy_cq: %s", strerror(ret));
+		if (ws && fd_wait_join(&full->waitable, ws, fid))
+			FD_WARN(FD_LOG_CQ, "CQ %p left its wait set", (void *)full);
 		return -fdv_errno_to_fi(ret);
 	}
 	if (full->channel)

@@ -140,14 +140,7 @@ static int server(struct fdt_side *s, void *arg)
 	FDT_OK(fi_control(&ws->fid, FI_GETWAITOBJ, &wo));
 	FDT_ASSERT(wo == FI_WAIT_FD, "wait set FI_GETWAITOBJ %d", (int)wo);
 
-	/* idle: nothing to read, the set arms and times out */
-	fid = &ws->fid;
-	FDT_OK(fi_trywait(s->fabric, &fid, 1));
-	{
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		FDT_ASSERT(poll(&p, 1, 200) == 0, "idle: the wait set's fd is readable");
-	}
+	/* idle: fi_wait arms the set itself and times out */
 	t0 = now_ms();
 	FDT_EXPECT(fi_wait(ws, 300), -FI_ETIMEDOUT);
 	FDT_ASSERT(now_ms() - t0 >= 250 && now_ms() - t0 < 3000,
@@ -166,8 +159,19 @@ static int server(struct fdt_side *s, void *arg)
 	FDT_ASSERT(n == 1 && e.op_context == rbuf && fdt_check(rbuf, 64, 8), "reply: %zd", n);
 	FDT_ASSERT(now_ms() - t0 >= 600, "reply after %ld ms, before it was sent",
 		   now_ms() - t0);
+	FDT_ASSERT(now_ms() - t0 < 3500, "the reply sent at 700 ms woke fi_wait after %ld ms",
+		   now_ms() - t0);
 	printf("fi_wait woken by the reply after %ld ms\n", now_ms() - t0);
 	FDT_OK(fi_recv(s->ep, rbuf, sizeof(rbuf), fi_mr_desc(rmr), 0, rbuf));
+
+	/* idle again: fi_trywait on the set arms it (0), its fd stays quiet */
+	fid = &ws->fid;
+	FDT_OK(fi_trywait(s->fabric, &fid, 1));
+	{
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		FDT_ASSERT(poll(&p, 1, 200) == 0, "idle: the wait set's fd is readable");
+	}
 
 	/* poll set: the client replies 700 ms after our message */
 	FDT_OK(fi_poll_open(s->domain, &(struct fi_poll_attr){ 0 }, &ps));

@@ -252,6 +252,7 @@ static void waits(void)
 	c0 = cpu_ms();
 	took = wait_entry(&ctx, FI_RECV, t0, 5000, "fi_wait for a message sent after 700 ms");
 	FDT_ASSERT(took >= 600, "the message came after %ld ms, before it was sent", took);
+	FDT_ASSERT(took < 3500, "the message sent at 700 ms woke fi_wait only after %ld ms", took);
 	FDT_ASSERT(fdt_check(buf, MSG, 22), "payload");
 	FDT_ASSERT(fi_cntr_read(rcntr) == v + 1, "counter %llu, expected %llu",
 		   (unsigned long long)fi_cntr_read(rcntr), (unsigned long long)v + 1);
@@ -277,7 +278,8 @@ static void wait_thread(void)
 	long t0, c0, took;
 
 	tell('R', 0, 23);
-	settle("before the threaded send");
+	/* no fi_trywait here: the fi_wait below must arm the set itself
+	 * (the last wakeup spent the arming of the earlier one) */
 	t0 = rdmt_now_ms();
 	c0 = cpu_ms();
 	FDT_ASSERT(!pthread_create(&th, NULL, send_later, NULL), "pthread_create");
@@ -285,6 +287,7 @@ static void wait_thread(void)
 	took = wait_entry(&tctx, FI_SEND, t0, 5000, "another thread's send");
 	pthread_join(th, NULL);
 	FDT_ASSERT(took >= 250, "the send completed after %ld ms, before it was posted", took);
+	FDT_ASSERT(took < 3000, "the send posted at 300 ms woke fi_wait only after %ld ms", took);
 	check_cpu(c0, t0, "fi_wait woken by another thread's send");
 	peer_done();
 }
