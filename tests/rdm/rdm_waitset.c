@@ -179,8 +179,8 @@ static void bad_input(void)
 	struct fid_poll *p = NULL;
 
 #ifdef FDT_UPSTREAM
-	/* these codes are this library's; upstream's util sets differ in
-	 * places (a duplicate fi_poll_add, a poll set closed with members) */
+	/* these codes are this library's; upstream's util sets are looser
+	 * (see the notes in pollset() and main()) */
 	return;
 #endif
 	FDT_EXPECT(fi_wait_open(dom.fabric, NULL, &w), -FI_EINVAL);
@@ -362,7 +362,10 @@ static void pollset(void)
 
 	/* fi_poll_del: the counter is no longer asked */
 	FDT_OK(fi_poll_del(ps, &rcntr->fid, 0));
+#ifndef FDT_UPSTREAM
+	/* upstream 1.17 answers 0 for an object not in the set */
 	FDT_EXPECT(fi_poll_del(ps, &rcntr->fid, 0), -FI_EINVAL);
+#endif
 	FDT_OK(fi_cntr_add(rcntr, 1));
 	FDT_EXPECT(fi_poll(ps, got, 8), 0);
 
@@ -373,8 +376,11 @@ static void pollset(void)
 	FDT_OK(fi_cntr_add(spare, 3));
 	n = fi_poll(ps, got, 8);
 	FDT_ASSERT(n == 1 && got[0] == &spare, "fi_poll after fi_cntr_add = %d", n);
+#ifndef FDT_UPSTREAM
+	/* upstream 1.17 closes both, leaving the set a freed member */
 	FDT_EXPECT(fi_close(&spare->fid), -FI_EBUSY);
 	FDT_EXPECT(fi_close(&ps->fid), -FI_EBUSY);
+#endif
 	FDT_OK(fi_poll_del(ps, &spare->fid, 0));
 	FDT_OK(fi_close(&spare->fid));
 	FDT_OK(fi_poll_del(ps, &cq->fid, 0));
@@ -442,11 +448,16 @@ int main(void)
 
 	tell('Q', 0, 0);
 	FDT_ASSERT(rdmt_reap(pid) == 0, "peer failed");
+#ifndef FDT_UPSTREAM
+	/* upstream 1.17 closes a wait set that still has members */
 	FDT_EXPECT(fi_close(&ws->fid), -FI_EBUSY);
+#endif
 	FDT_OK(fi_close(&ep->fid));
 	FDT_OK(fi_close(&av->fid));
 	FDT_OK(fi_close(&rcntr->fid));
+#ifndef FDT_UPSTREAM
 	FDT_EXPECT(fi_close(&ws->fid), -FI_EBUSY);	/* the CQ is still in it */
+#endif
 	FDT_OK(fi_close(&cq->fid));
 	FDT_OK(fi_close(&ws->fid));
 	rdmt_dom_close(&dom);
