@@ -235,7 +235,7 @@ static void client_pre(struct fdt_side *s, void *arg)
 
 static int client(struct fdt_side *s, void *arg)
 {
-	struct fi_cq_entry e;
+	struct fi_cq_data_entry e;	/* fdt_open_ep's CQs: FI_CQ_FORMAT_DATA */
 
 	(void)arg;
 	fdt_client_connect(s, NULL, NULL, client_pre, NULL);
