@@ -553,6 +553,7 @@ static int fdv_cq_close(struct fid *fid)
 			FD_WARN(FD_LOG_CQ, "CQ %p left its wait set", (void *)full);
 		return -fdv_errno_to_fi(ret);
 	}
+	fd_waitable_fini(&full->waitable, fid);
 	if (full->channel)
 		ibv_destroy_comp_channel(full->channel);
 	if (full->signal_fd >= 0)
@@ -693,17 +694,19 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		full->cq.cq_fid.ops = &fdv_ops_locked_cq;
 	}
 #endif
-	full->waitable.ready = fdv_cq_ready;
-	full->waitable.trywait = fdv_cq_set_trywait;
-	if (attr && attr->wait_obj == FI_WAIT_SET) {
+	err = -fd_waitable_init(&full->waitable, &full->cq.cq_fid.fid, fdv_cq_ready,
+				fdv_cq_set_trywait);
+	if (!err && attr && attr->wait_obj == FI_WAIT_SET) {
 		err = -fd_wait_join(&full->waitable, attr->wait_set, &full->cq.cq_fid.fid);
-		if (err) {
-			ibv_destroy_cq(full->cq.ibcq);
-			fdv_lock_destroy(&full->cq.lock);
-			if (full->mt_locked)
-				pthread_mutex_destroy(&full->mt_lock);
-			goto err_channel;
-		}
+		if (err)
+			fd_waitable_fini(&full->waitable, &full->cq.cq_fid.fid);
+	}
+	if (err) {
+		ibv_destroy_cq(full->cq.ibcq);
+		fdv_lock_destroy(&full->cq.lock);
+		if (full->mt_locked)
+			pthread_mutex_destroy(&full->mt_lock);
+		goto err_channel;
 	}
 	atomic_fetch_add(&dom->refs, 1);
 	*cq_out = &full->cq.cq_fid;

@@ -55,13 +55,84 @@ static void fd_members_del(struct fd_members *l, struct fd_member *m)
 	*m = l->m[--l->n];
 }
 
-/* The member side of an object, if it is a CQ or counter of this library
- * that can be in a set. */
+/* Every open CQ, counter and wait set of this library, so that a set can
+ * tell a live object from a closed (freed) one by its address alone,
+ * before touching it: adding a closed object is then -FI_EINVAL, not a
+ * read of freed memory. Opens and closes only; a linear list will do. */
+static pthread_mutex_t fd_live_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct fid **fd_live;
+static size_t fd_live_n, fd_live_cap;
+
+static int fd_live_add(const struct fid *fid)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&fd_live_lock);
+	if (fd_live_n == fd_live_cap) {
+		size_t cap = fd_live_cap ? fd_live_cap * 2 : 64;
+		const struct fid **n = realloc(fd_live, cap * sizeof(*n));
+
+		if (!n) {
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		fd_live = n;
+		fd_live_cap = cap;
+	}
+	fd_live[fd_live_n++] = fid;
+out:
+	pthread_mutex_unlock(&fd_live_lock);
+	return ret;
+}
+
+static void fd_live_del(const struct fid *fid)
+{
+	pthread_mutex_lock(&fd_live_lock);
+	for (size_t i = 0; i < fd_live_n; i++) {
+		if (fd_live[i] == fid) {
+			fd_live[i] = fd_live[--fd_live_n];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fd_live_lock);
+}
+
+static bool fd_live_has(const struct fid *fid)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&fd_live_lock);
+	for (size_t i = 0; i < fd_live_n && !found; i++)
+		found = fd_live[i] == fid;
+	pthread_mutex_unlock(&fd_live_lock);
+	return found;
+}
+
+int fd_waitable_init(struct fd_waitable *w, struct fid *fid,
+		     int (*ready)(struct fid *fid), int (*trywait)(struct fid *fid))
+{
+	w->ready = ready;
+	w->trywait = trywait;
+	atomic_init(&w->pollsets, 0);
+	w->wait_set = NULL;
+	return fd_live_add(fid);
+}
+
+void fd_waitable_fini(struct fd_waitable *w, struct fid *fid)
+{
+	fd_wait_leave(w, fid);
+	fd_live_del(fid);
+}
+
+/* The member side of an object, if it is an open CQ or counter of this
+ * library that can be in a set. */
 static struct fd_waitable *fd_waitable_of(struct fid *fid)
 {
 	struct fd_waitable *w = NULL;
 
-	if (!fid || !fid->ops || (fid->fclass != FI_CLASS_CQ && fid->fclass != FI_CLASS_CNTR))
+	if (!fid || !fd_live_has(fid))
+		return NULL;	/* NULL, closed, or not ours */
+	if (!fid->ops || (fid->fclass != FI_CLASS_CQ && fid->fclass != FI_CLASS_CNTR))
 		return NULL;
 	if (!fid->ops->control || fid->ops->control(fid, FD_CTL_WAITABLE, &w) || !w)
 		return NULL;
@@ -91,7 +162,7 @@ static struct fi_ops fd_wait_fi_ops;
 
 static struct fd_wait *fd_wait_of(const struct fid_wait *ws)
 {
-	if (!ws || ws->fid.fclass != FI_CLASS_WAIT || ws->fid.ops != &fd_wait_fi_ops)
+	if (!ws || !fd_live_has(&ws->fid) || ws->fid.fclass != FI_CLASS_WAIT || ws->fid.ops != &fd_wait_fi_ops)
 		return NULL;
 	return (struct fd_wait *)((char *)ws - offsetof(struct fd_wait, wait_fid));
 }
@@ -235,6 +306,7 @@ static int fd_wait_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	pthread_mutex_unlock(&s->lock);
+	fd_live_del(&s->wait_fid.fid);
 	close(s->epfd);
 	pthread_mutex_destroy(&s->lock);
 	free(s->members.m);
@@ -315,6 +387,12 @@ int fd_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 	s->wait_fid.fid.context = NULL;
 	s->wait_fid.fid.ops = &fd_wait_fi_ops;
 	s->wait_fid.ops = &fd_wait_ops;
+	if (fd_live_add(&s->wait_fid.fid)) {
+		pthread_mutex_destroy(&s->lock);
+		close(s->epfd);
+		free(s);
+		return -FI_ENOMEM;
+	}
 	*waitset = &s->wait_fid;
 	return 0;
 }

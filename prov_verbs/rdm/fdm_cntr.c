@@ -217,7 +217,7 @@ static int fdm_cntr_close(struct fid *fid)
 		FD_INFO(FD_LOG_CNTR, "counter still in a poll set");
 		return -FI_EBUSY;
 	}
-	fd_wait_leave(&c->waitable, fid);
+	fd_waitable_fini(&c->waitable, fid);
 	if (c->efd >= 0)
 		close(c->efd);
 	if (c->wepfd >= 0)
@@ -325,7 +325,13 @@ int fdm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	c->cntr_fid.fid.context = context;
 	c->cntr_fid.fid.ops = &fdm_cntr_fid_ops;
 	c->cntr_fid.ops = &fdm_cntr_ops;
-	c->waitable.trywait = fdm_cntr_set_trywait;
+	if (fd_waitable_init(&c->waitable, &c->cntr_fid.fid, NULL, fdm_cntr_set_trywait)) {
+		fdv_lock_destroy(&c->lock);
+		if (c->efd >= 0)
+			close(c->efd);
+		free(c);
+		return -FI_ENOMEM;
+	}
 	*cntr = &c->cntr_fid;
 	return 0;
 }

@@ -405,7 +405,7 @@ static int fdm_cq_close(struct fid *fid)
 
 	if (cq->neps || fd_waitable_busy(&cq->waitable))
 		return -FI_EBUSY;
-	fd_wait_leave(&cq->waitable, fid);
+	fd_waitable_fini(&cq->waitable, fid);
 	__atomic_fetch_sub(&cq->domain->refs, 1, __ATOMIC_RELAXED);
 	if (cq->epfd >= 0)
 		close(cq->epfd);
@@ -526,14 +526,20 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = &fdm_cq_fi_ops;
 	cq->cq_fid.ops = &fdm_cq_ops;
-	cq->waitable.ready = fdm_cq_ready;
-	cq->waitable.trywait = fdm_cq_set_trywait;
-	if (attr->wait_obj == FI_WAIT_SET) {
-		int ret = fd_wait_join(&cq->waitable, attr->wait_set, &cq->cq_fid.fid);
+	{
+		int ret = fd_waitable_init(&cq->waitable, &cq->cq_fid.fid, fdm_cq_ready,
+					   fdm_cq_set_trywait);
 
+		if (!ret && attr->wait_obj == FI_WAIT_SET) {
+			ret = fd_wait_join(&cq->waitable, attr->wait_set, &cq->cq_fid.fid);
+			if (ret)
+				fd_waitable_fini(&cq->waitable, &cq->cq_fid.fid);
+		}
 		if (ret) {
-			close(cq->efd);
-			close(cq->epfd);
+			if (cq->efd >= 0)
+				close(cq->efd);
+			if (cq->epfd >= 0)
+				close(cq->epfd);
 			free(cq);
 			return ret;
 		}

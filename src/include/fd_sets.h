@@ -13,8 +13,10 @@
  * What the sets need from a member object beyond the public API is one
  * struct fd_waitable embedded in the object, handed out through
  * fi_control(FD_CTL_WAITABLE); an object that does not answer it cannot
- * join a set (-FI_EINVAL). The object's close must refuse (-FI_EBUSY)
- * while fd_waitable_busy() and call fd_wait_leave() if it joined a set. */
+ * join a set (-FI_EINVAL). The object's open calls fd_waitable_init; its
+ * close must refuse (-FI_EBUSY) while fd_waitable_busy() and call
+ * fd_waitable_fini() (fd_wait_leave() alone while the close may still
+ * fail). */
 #ifndef FD_SETS_H
 #define FD_SETS_H
 
@@ -46,6 +48,14 @@ struct fd_waitable {
 	/* The wait set the object was opened into (FI_WAIT_SET), or NULL. */
 	struct fid_wait *wait_set;
 };
+
+/* At the object's open, before it can be handed out: fills w and records
+ * fid as a live object (-FI_ENOMEM). At its close, once it will go:
+ * fd_waitable_fini leaves its wait set and forgets it, so adding it to a
+ * set afterwards is -FI_EINVAL. */
+int fd_waitable_init(struct fd_waitable *w, struct fid *fid,
+		     int (*ready)(struct fid *fid), int (*trywait)(struct fid *fid));
+void fd_waitable_fini(struct fd_waitable *w, struct fid *fid);
 
 /* fabric ops .wait_open: FI_WAIT_UNSPEC and FI_WAIT_FD sets. */
 int fd_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,

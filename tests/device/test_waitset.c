@@ -3,8 +3,8 @@
  *
  *  - bad input: fi_wait_open with no attr, flags, FI_WAIT_NONE or
  *    FI_WAIT_SET; fi_cq_open with FI_WAIT_SET and no set or a poll set in
- *    its place; fi_poll_open with no attr or flags; fi_poll_add of NULL,
- *    the endpoint, the EQ: -FI_EINVAL;
+ *    its place or a closed one; fi_poll_open with no attr or flags;
+ *    fi_poll_add of NULL, the endpoint, the EQ, a closed CQ: -FI_EINVAL;
  *  - the set's FI_GETWAIT fd; idle, fi_trywait on the set answers 0 and
  *    fi_wait(300) times out with -FI_ETIMEDOUT;
  *  - the client's reply, sent 700 ms after our message, wakes the fi_wait
@@ -102,6 +102,13 @@ static void bad_input(struct fdt_side *s)
 	FDT_EXPECT(fi_poll_add(p, &s->ep->fid, 0), -FI_EINVAL);
 	FDT_EXPECT(fi_poll_add(p, &s->eq->fid, 0), -FI_EINVAL);
 	FDT_EXPECT(fi_poll_add(p, &s->txcq->fid, 1), -FI_EBADFLAGS);
+	/* a closed wait set is no set */
+	wa.wait_obj = FI_WAIT_UNSPEC;
+	FDT_OK(fi_wait_open(s->fabric, &wa, &w));
+	FDT_OK(fi_close(&w->fid));
+	ca.wait_set = w;
+	FDT_EXPECT(fi_cq_open(s->domain, &ca, &c, NULL), -FI_EINVAL);
+	FDT_ASSERT(c == NULL, "a CQ in a closed wait set");
 	FDT_EXPECT(fi_poll_del(p, &s->txcq->fid, 0), -FI_EINVAL);
 	FDT_OK(fi_close(&p->fid));
 	printf("bad input: -FI_EINVAL as expected\n");
@@ -201,6 +208,8 @@ static int server(struct fdt_side *s, void *arg)
 	FDT_EXPECT(fi_close(&ps->fid), -FI_EBUSY);
 	FDT_OK(fi_poll_del(ps, &spare->fid, 0));
 	FDT_OK(fi_close(&spare->fid));
+	/* a closed CQ is known as closed by its address alone */
+	FDT_EXPECT(fi_poll_add(ps, &spare->fid, 0), -FI_EINVAL);
 	FDT_OK(fi_poll_del(ps, &s->txcq->fid, 0));
 	FDT_OK(fi_close(&ps->fid));
 	FDT_EXPECT(fi_close(&ws->fid), -FI_EBUSY);

@@ -3,8 +3,9 @@
  *
  *  - bad input: fi_wait_open with no attr, flags, FI_WAIT_NONE or
  *    FI_WAIT_SET; a CQ or counter with FI_WAIT_SET and no set; fi_poll_open
- *    with no attr; fi_poll_add of NULL, an AV, an endpoint, twice;
- *    fi_poll_del of a stranger: each -FI_EINVAL (or -FI_EALREADY);
+ *    with no attr; fi_poll_add of NULL, an AV, an endpoint, twice, of a
+ *    closed counter; fi_poll_del of a stranger: each -FI_EINVAL (or
+ *    -FI_EALREADY);
  *  - a CQ and a counter opened with FI_WAIT_SET into one wait set:
  *    fi_control(FI_GETWAIT) on the set gives an fd; idle, fi_trywait on
  *    the set answers 0, fi_wait(500) times out (-FI_ETIMEDOUT) without
@@ -288,7 +289,16 @@ static void wait_thread(void)
 	pthread_join(th, NULL);
 	FDT_ASSERT(took >= 250, "the send completed after %ld ms, before it was posted", took);
 	FDT_ASSERT(took < 3000, "the send posted at 300 ms woke fi_wait only after %ld ms", took);
-	check_cpu(c0, t0, "fi_wait woken by another thread's send");
+	/* looser: the set is not settled first (fi_wait must arm it), so
+	 * it may call in a while on work no fd announces (the peer's
+	 * credits); a fi_wait that never arms spins all the time (> 95%) */
+	{
+		long cpu = cpu_ms() - c0, wall = rdmt_now_ms() - t0;
+
+		printf("fi_wait woken by another thread's send: %ld ms wall, %ld ms CPU\n",
+		       wall, cpu);
+		FDT_ASSERT(cpu * 5 < wall * 4, "%ld ms of CPU in %ld ms: spinning", cpu, wall);
+	}
 	peer_done();
 }
 
@@ -383,6 +393,10 @@ static void pollset(void)
 #endif
 	FDT_OK(fi_poll_del(ps, &spare->fid, 0));
 	FDT_OK(fi_close(&spare->fid));
+#ifndef FDT_UPSTREAM
+	/* a closed counter is known as closed by its address alone */
+	FDT_EXPECT(fi_poll_add(ps, &spare->fid, 0), -FI_EINVAL);
+#endif
 	FDT_OK(fi_poll_del(ps, &cq->fid, 0));
 	FDT_OK(fi_close(&ps->fid));
 	printf("poll set: exactly the ready members, fi_poll_del, -FI_EBUSY\n");
