@@ -37,6 +37,7 @@
 #include <fdv/fdv_mr.h>
 
 #include "fdm_ep.h"
+#include "fd_sets.h"
 #include "fdm_atomic.h"
 #include "fdm_proto.h"
 
@@ -154,6 +155,7 @@ struct fdm_cq {
 	void *out;
 	fi_addr_t *out_src;
 	size_t out_n, out_max;
+	struct fd_waitable waitable;	/* wait and poll sets (fd_sets.h) */
 };
 
 /* An arrived message nobody had a receive for. */

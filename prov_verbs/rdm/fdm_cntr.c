@@ -185,6 +185,11 @@ static int fdm_cntr_wait(struct fid_cntr *cntr, uint64_t threshold, int timeout)
 	return ret;
 }
 
+static int fdm_cntr_set_trywait(struct fid *fid)
+{
+	return fdm_cntr_trywait(fdv_container_of(fid, struct fid_cntr, fid));
+}
+
 static struct fi_ops_cntr fdm_cntr_ops = {
 	.size = sizeof(struct fi_ops_cntr),
 	.read = fdm_cntr_read,
@@ -208,6 +213,11 @@ static int fdm_cntr_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	fdv_unlock(&c->lock);
+	if (fd_waitable_busy(&c->waitable)) {
+		FD_INFO(FD_LOG_CNTR, "counter still in a poll set");
+		return -FI_EBUSY;
+	}
+	fd_waitable_fini(&c->waitable, fid);
 	if (c->efd >= 0)
 		close(c->efd);
 	if (c->wepfd >= 0)
@@ -239,6 +249,11 @@ static int fdm_cntr_control(struct fid *fid, int command, void *arg)
 		if (!arg)
 			return -FI_EINVAL;
 		*(enum fi_wait_obj *)arg = c->efd < 0 ? FI_WAIT_NONE : FI_WAIT_FD;
+		return 0;
+	case FD_CTL_WAITABLE:
+		if (!arg)
+			return -FI_EINVAL;
+		*(struct fd_waitable **)arg = &c->waitable;
 		return 0;
 	default:
 		return -FI_ENOSYS;
@@ -274,8 +289,16 @@ int fdm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		case FI_WAIT_FD:
 			wait = attr->wait_obj;
 			break;
+		case FI_WAIT_SET:
+			/* an fd as for FI_WAIT_FD; the domain puts the
+			 * counter into the set once its fd is complete
+			 * (fdm_cntr_join) */
+			if (fd_wait_check(attr->wait_set))
+				return -FI_EINVAL;
+			wait = FI_WAIT_FD;
+			break;
 		default:
-			return -FI_ENOSYS;	/* no wait sets, mutexes or yield */
+			return -FI_ENOSYS;	/* no mutexes or yield */
 		}
 	}
 
@@ -302,8 +325,22 @@ int fdm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	c->cntr_fid.fid.context = context;
 	c->cntr_fid.fid.ops = &fdm_cntr_fid_ops;
 	c->cntr_fid.ops = &fdm_cntr_ops;
+	if (fd_waitable_init(&c->waitable, &c->cntr_fid.fid, NULL, fdm_cntr_set_trywait)) {
+		fdv_lock_destroy(&c->lock);
+		if (c->efd >= 0)
+			close(c->efd);
+		free(c);
+		return -FI_ENOMEM;
+	}
 	*cntr = &c->cntr_fid;
 	return 0;
+}
+
+int fdm_cntr_join(struct fid_cntr *cntr, struct fid_wait *ws)
+{
+	struct fdm_cntr *c = fdm_cntr_of(cntr);
+
+	return fd_wait_join(&c->waitable, ws, &c->cntr_fid.fid);
 }
 
 int fdm_cntr_add_progress(struct fid_cntr *cntr, void (*progress)(void *arg),

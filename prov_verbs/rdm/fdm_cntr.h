@@ -24,6 +24,8 @@
 #include <fdv/fdv_config.h>
 #include <fdv/fdv_lock.h>
 
+#include "fd_sets.h"
+
 FDV_EXTERN_C_BEGIN
 
 struct fdm_cntr_progress {
@@ -57,6 +59,7 @@ struct fdm_cntr {
 	struct fdm_cntr_progress *prog;
 	unsigned nprog, prog_cap;
 	unsigned bindings;		/* sum of prog[].refs */
+	struct fd_waitable waitable;	/* wait and poll sets (fd_sets.h) */
 };
 
 int fdm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
@@ -71,6 +74,9 @@ int fdm_cntr_set_waiter(struct fid_cntr *cntr, int domain_fd, int (*trywait)(voi
 			void *arg);
 /* fi_trywait of a counter. */
 int fdm_cntr_trywait(struct fid_cntr *cntr);
+/* wait_obj FI_WAIT_SET: into the wait set, once fdm_cntr_set_waiter has
+ * completed the counter's fd. */
+int fdm_cntr_join(struct fid_cntr *cntr, struct fid_wait *ws);
 
 /* Out of line and cold: wakes pollers of the eventfd. */
 void fdm_cntr_signal(struct fdm_cntr *c);

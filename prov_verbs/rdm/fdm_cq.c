@@ -304,6 +304,25 @@ int fdm_cq_trywait(struct fid_cq *cq_fid)
 	return ret;
 }
 
+/* Wait and poll sets (src/fd_sets.c): fi_poll's "anything to read?"
+ * after progress, and fi_trywait on the CQ. */
+static int fdm_cq_ready(struct fid *fid)
+{
+	struct fdm_cq *cq = fdv_container_of(fid, struct fdm_cq, cq_fid.fid);
+	int ready;
+
+	fdm_lock(cq->domain);
+	fdm_cq_progress(cq);
+	ready = cq->head != cq->tail || cq->ehead != cq->etail;
+	fdm_unlock(cq->domain);
+	return ready;
+}
+
+static int fdm_cq_set_trywait(struct fid *fid)
+{
+	return fdm_cq_trywait(fdv_container_of(fid, struct fid_cq, fid));
+}
+
 static ssize_t fdm_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				fi_addr_t *src, const void *cond, int timeout)
 {
@@ -392,8 +411,9 @@ static int fdm_cq_close(struct fid *fid)
 {
 	struct fdm_cq *cq = fdv_container_of(fid, struct fdm_cq, cq_fid.fid);
 
-	if (cq->neps)
+	if (cq->neps || fd_waitable_busy(&cq->waitable))
 		return -FI_EBUSY;
+	fd_waitable_fini(&cq->waitable, fid);
 	__atomic_fetch_sub(&cq->domain->refs, 1, __ATOMIC_RELAXED);
 	if (cq->epfd >= 0)
 		close(cq->epfd);
@@ -422,6 +442,11 @@ static int fdm_cq_control(struct fid *fid, int command, void *arg)
 		if (!arg)
 			return -FI_EINVAL;
 		*(enum fi_wait_obj *)arg = cq->epfd < 0 ? FI_WAIT_NONE : FI_WAIT_FD;
+		return 0;
+	case FD_CTL_WAITABLE:
+		if (!arg)
+			return -FI_EINVAL;
+		*(struct fd_waitable **)arg = &cq->waitable;
 		return 0;
 	default:
 		return -FI_ENOSYS;
@@ -468,6 +493,11 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	case FI_WAIT_FD:
 	case FI_WAIT_YIELD:
 		break;
+	case FI_WAIT_SET:
+		/* an fd as for FI_WAIT_FD, in the set (src/fd_sets.c) */
+		if (fd_wait_check(attr->wait_set))
+			return -FI_EINVAL;
+		break;
 	default:
 		return -FI_ENOSYS;
 	}
@@ -478,7 +508,8 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		return -FI_ENOMEM;
 	(void)fdm_cq_entry_size;
 	cq->epfd = cq->efd = -1;
-	if (attr->wait_obj == FI_WAIT_FD || attr->wait_obj == FI_WAIT_UNSPEC) {
+	if (attr->wait_obj == FI_WAIT_FD || attr->wait_obj == FI_WAIT_UNSPEC ||
+	    attr->wait_obj == FI_WAIT_SET) {
 		struct epoll_event ev = { .events = EPOLLIN };
 
 		cq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -503,6 +534,24 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = &fdm_cq_fi_ops;
 	cq->cq_fid.ops = &fdm_cq_ops;
+	{
+		int ret = fd_waitable_init(&cq->waitable, &cq->cq_fid.fid, fdm_cq_ready,
+					   fdm_cq_set_trywait);
+
+		if (!ret && attr->wait_obj == FI_WAIT_SET) {
+			ret = fd_wait_join(&cq->waitable, attr->wait_set, &cq->cq_fid.fid);
+			if (ret)
+				fd_waitable_fini(&cq->waitable, &cq->cq_fid.fid);
+		}
+		if (ret) {
+			if (cq->efd >= 0)
+				close(cq->efd);
+			if (cq->epfd >= 0)
+				close(cq->epfd);
+			free(cq);
+			return ret;
+		}
+	}
 	__atomic_fetch_add(&d->refs, 1, __ATOMIC_RELAXED);
 	*cq_out = &cq->cq_fid;
 	return 0;

@@ -69,6 +69,9 @@ static int fdm_fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int 
 		case FI_CLASS_CNTR:
 			ret = fdm_cntr_trywait(fdv_container_of(fids[i], struct fid_cntr, fid));
 			break;
+		case FI_CLASS_WAIT:
+			ret = fd_wait_trywait(fids[i]);
+			break;
 		default:
 			return -FI_EINVAL;
 		}
@@ -93,7 +96,7 @@ static struct fi_ops_fabric fdm_fabric_ops = {
 	.domain = fdm_domain_open,
 	.passive_ep = fd_no_fabric_passive_ep,
 	.eq_open = fdm_eq_open,
-	.wait_open = fd_no_fabric_wait_open,
+	.wait_open = fd_wait_open,	/* the core's wait sets (fd_sets.h) */
 	.trywait = fdm_fabric_trywait,
 	.domain2 = fd_no_fabric_domain2,
 };
@@ -301,6 +304,8 @@ static int fdm_domain_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *
 	if (ret)
 		return ret;
 	ret = fdm_cntr_set_waiter(*cntr, d->wait_epfd, fdm_domain_cntr_trywait, d);
+	if (!ret && attr && attr->wait_obj == FI_WAIT_SET)
+		ret = fdm_cntr_join(*cntr, attr->wait_set);
 	if (ret) {
 		fi_close(&(*cntr)->fid);
 		*cntr = NULL;
@@ -325,7 +330,7 @@ static struct fi_ops_domain fdm_domain_ops = {
 	.endpoint = fdm_ep_open,
 	.scalable_ep = fd_no_domain_scalable_ep,
 	.cntr_open = fdm_domain_cntr_open,
-	.poll_open = fd_no_domain_poll_open,
+	.poll_open = fd_poll_open,	/* the core's poll sets (fd_sets.h) */
 	.stx_ctx = fd_no_domain_stx_ctx,
 	.srx_ctx = fd_no_domain_srx_ctx,
 	.query_atomic = fdm_atomic_query,

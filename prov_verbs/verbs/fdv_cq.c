@@ -378,6 +378,45 @@ int fdv_cq_trywait(struct fdv_cq_full *full)
 	return n > 0 ? -FI_EAGAIN : (n < 0 ? -FI_EIO : 0);
 }
 
+/* fi_poll: whether a read would find something, without taking it:
+ * what the device has goes to the backlog the read path serves first. */
+static int fdv_cq_ready(struct fid *fid)
+{
+	struct fdv_cq_full *full = FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fid);
+	struct fdv_cq *cq = &full->cq;
+	int n = 0;
+
+	if (full->mt_locked)
+		pthread_mutex_lock(&full->mt_lock);
+	fdv_lock(&cq->lock);
+	if (!cq->backlog) {
+		n = ibv_poll_cq(cq->ibcq, FDV_CQ_BATCH, full->backlog_wc);
+		if (n > 0) {
+			full->backlog_head = 0;
+			cq->backlog = (uint32_t)n;
+		}
+	}
+	n = n < 0 ? -FI_EIO : cq->backlog != 0;
+	fdv_unlock(&cq->lock);
+	if (full->mt_locked)
+		pthread_mutex_unlock(&full->mt_lock);
+	return n;
+}
+
+/* A wait set's trywait: as fi_trywait, under the locked build's lock. */
+static int fdv_cq_set_trywait(struct fid *fid)
+{
+	struct fdv_cq_full *full = FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fid);
+	int ret;
+
+	if (full->mt_locked)
+		pthread_mutex_lock(&full->mt_lock);
+	ret = fdv_cq_trywait(full);
+	if (full->mt_locked)
+		pthread_mutex_unlock(&full->mt_lock);
+	return ret;
+}
+
 static int fdv_elapsed_ms(const struct timespec *start)
 {
 	struct timespec now;
@@ -492,17 +531,25 @@ ssize_t fdv_cq_sread(struct fid_cq *cq, void *buf, size_t count,
 static int fdv_cq_close(struct fid *fid)
 {
 	struct fdv_cq_full *full = FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fid);
+	struct fid_wait *ws;
 	int ret;
 
-	if (atomic_load(&full->refs))
+	if (atomic_load(&full->refs) || fd_waitable_busy(&full->waitable))
 		return -FI_EBUSY;
+	/* out of its wait set first: a waiter on the set must not arm a
+	 * destroyed CQ; back in if the CQ stays */
+	ws = full->waitable.wait_set;
+	fd_wait_leave(&full->waitable, fid);
 	if (full->channel)
 		fdv_cq_drain_channel(full);
 	ret = ibv_destroy_cq(full->cq.ibcq);
 	if (ret) {
 		FD_WARN(FD_LOG_CQ, "ibv_destroy_cq: %s", strerror(ret));
+		if (ws && fd_wait_join(&full->waitable, ws, fid))
+			FD_WARN(FD_LOG_CQ, "CQ %p left its wait set", (void *)full);
 		return -fdv_errno_to_fi(ret);
 	}
+	fd_waitable_fini(&full->waitable, fid);
 	if (full->channel)
 		ibv_destroy_comp_channel(full->channel);
 	if (full->signal_fd >= 0)
@@ -530,6 +577,11 @@ static int fdv_cq_control(struct fid *fid, int command, void *arg)
 		if (!arg)
 			return -FI_EINVAL;
 		*(enum fi_wait_obj *)arg = full->channel ? FI_WAIT_FD : FI_WAIT_NONE;
+		return 0;
+	case FD_CTL_WAITABLE:
+		if (!arg)
+			return -FI_EINVAL;
+		*(struct fd_waitable **)arg = &full->waitable;
 		return 0;
 	default:
 		return -FI_ENOSYS;
@@ -576,6 +628,12 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 			break;
 		case FI_WAIT_UNSPEC:
 		case FI_WAIT_FD:
+			wait = FI_WAIT_FD;
+			break;
+		case FI_WAIT_SET:
+			/* an fd of its own, in the set (src/fd_sets.c) */
+			if (fd_wait_check(attr->wait_set))
+				return -FI_EINVAL;
 			wait = FI_WAIT_FD;
 			break;
 		default:
@@ -633,6 +691,20 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		full->cq.cq_fid.ops = &fdv_ops_locked_cq;
 	}
 #endif
+	err = -fd_waitable_init(&full->waitable, &full->cq.cq_fid.fid, fdv_cq_ready,
+				fdv_cq_set_trywait);
+	if (!err && attr && attr->wait_obj == FI_WAIT_SET) {
+		err = -fd_wait_join(&full->waitable, attr->wait_set, &full->cq.cq_fid.fid);
+		if (err)
+			fd_waitable_fini(&full->waitable, &full->cq.cq_fid.fid);
+	}
+	if (err) {
+		ibv_destroy_cq(full->cq.ibcq);
+		fdv_lock_destroy(&full->cq.lock);
+		if (full->mt_locked)
+			pthread_mutex_destroy(&full->mt_lock);
+		goto err_channel;
+	}
 	atomic_fetch_add(&dom->refs, 1);
 	*cq_out = &full->cq.cq_fid;
 	return 0;

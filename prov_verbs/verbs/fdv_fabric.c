@@ -55,6 +55,9 @@ int fdv_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 		case FI_CLASS_EQ:
 			ret = fdv_eq_trywait(FDV_OBJ(struct fdv_eq, eq_fid.fid, fids[i]));
 			break;
+		case FI_CLASS_WAIT:
+			ret = fd_wait_trywait(fids[i]);
+			break;
 		default:
 			return -FI_EINVAL;
 		}
@@ -69,7 +72,7 @@ static struct fi_ops_fabric fdv_fabric_ops = {
 	.domain = fdv_domain_open,
 	.passive_ep = fdv_pep_open,
 	.eq_open = fdv_eq_open,
-	.wait_open = fd_no_fabric_wait_open,
+	.wait_open = fd_wait_open,	/* the core's wait sets (fd_sets.h) */
 	.trywait = fdv_trywait,
 	.domain2 = fdv_fabric_domain2,
 };

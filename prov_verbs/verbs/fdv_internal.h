@@ -31,6 +31,7 @@
 
 #include "fd_core.h"
 #include "fd_enosys.h"
+#include "fd_sets.h"
 #include "fdv_ops.h"
 #include "fdv_cm_data.h"
 #include "fdv_param.h"
@@ -119,6 +120,7 @@ struct fdv_cq_full {
 	atomic_int refs;
 	bool mt_locked;			/* as in struct fdv_msg_ep */
 	pthread_mutex_t mt_lock;
+	struct fd_waitable waitable;	/* wait and poll sets (fd_sets.h) */
 };
 
 struct fdv_cq_qp {

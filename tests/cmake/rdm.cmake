@@ -4,7 +4,7 @@
 # host: fdm_cntr without a device (it never touches its domain). Without
 # the RDM layer the library has no counters: the test compiles them itself.
 add_executable(test_cntr ${CMAKE_CURRENT_SOURCE_DIR}/host/test_cntr.c)
-target_include_directories(test_cntr PRIVATE ${FD_SRC}/src ${FD_SRC}/prov_verbs/rdm)
+target_include_directories(test_cntr PRIVATE ${FD_SRC}/src ${FD_SRC}/src/include ${FD_SRC}/prov_verbs/rdm)
 if(NOT FABRIC_DIRECT_RDM)
   target_sources(test_cntr PRIVATE ${FD_SRC}/prov_verbs/rdm/fdm_cntr.c)
   target_include_directories(test_cntr PRIVATE ${FD_SRC}/src/include
@@ -70,8 +70,8 @@ endif()
 
 set(FD_RDM_TESTS rdm_tagged rdm_av rdm_match rdm_peek rdm_large rdm_rma rdm_atomic rdm_cntr
                  rdm_threads rdm_simul rdm_deadpeer rdm_incast rdm_flow rdm_tagbits rdm_eq
-                 rdm_delivery rdm_mpich rdm_rndverr rdm_wait rdm_auto rdm_cqfmt rdm_avev
-                 rdm_avset rdm_coll)
+                 rdm_delivery rdm_mpich rdm_rndverr rdm_wait rdm_waitset rdm_auto rdm_cqfmt
+                 rdm_avev rdm_avset rdm_coll)
 set(FD_RDM_DIR ${CMAKE_CURRENT_SOURCE_DIR}/rdm)
 foreach(t ${FD_RDM_TESTS})
   if(NOT FD_RDM_BUILD)

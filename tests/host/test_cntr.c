@@ -63,8 +63,8 @@ static void test_attrs(void)
 	attr.flags = 1;
 	CHECK_EQ(fdm_cntr_open(&fake_domain, &attr, &c, NULL), -FI_EINVAL);
 	attr.flags = 0;
-	attr.wait_obj = FI_WAIT_SET;
-	CHECK_EQ(fdm_cntr_open(&fake_domain, &attr, &c, NULL), -FI_ENOSYS);
+	attr.wait_obj = FI_WAIT_SET;	/* with no wait set named */
+	CHECK_EQ(fdm_cntr_open(&fake_domain, &attr, &c, NULL), -FI_EINVAL);
 	attr.wait_obj = FI_WAIT_MUTEX_COND;
 	CHECK_EQ(fdm_cntr_open(&fake_domain, &attr, &c, NULL), -FI_ENOSYS);
 	CHECK(c == NULL);
