@@ -6,7 +6,7 @@
 # session. bench/run-all.sh --parts mpi runs it (not a default part: it
 # builds MPICH twice).
 #
-#   bench/mpi/run-mpi-bench.sh OUT [MPICH_DIRECT MPICH_OFF OFF_BUILD]
+#   bench/mpi/run-mpi-bench.sh OUT [MPICH_DIRECT MPICH_OFF DROPIN_LIBDIR]
 #
 # Without the prefixes it builds what it needs under build/mpich-bench:
 # the installs of build/bench-direct and build/bench-off (bench/run-all.sh
@@ -17,7 +17,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 repo=$(cd "$here/../.." && pwd -P)
-out=${1:?usage: run-mpi-bench.sh OUT [MPICH_DIRECT MPICH_OFF OFF_BUILD]}
+out=${1:?usage: run-mpi-bench.sh OUT [MPICH_DIRECT MPICH_OFF DROPIN_LIBDIR]}
 mkdir -p "$out"
 out=$(cd "$out" && pwd -P)
 if [ $# -ge 4 ]; then
@@ -27,11 +27,14 @@ else
   mkdir -p "$w"
   for v in direct off; do
     [ -d "$repo/build/bench-$v" ] || { echo "run-mpi-bench: no build/bench-$v (bench/run-all.sh builds it)"; exit 1; }
+    # everything the install needs (bench/run-all.sh builds only its programs)
+    cmake --build "$repo/build/bench-$v" -j"$(nproc)" > "$w/fd-$v.build.log" 2>&1 ||
+      { tail -n 20 "$w/fd-$v.build.log"; exit 1; }
     rm -rf "$w/fd-$v"
     cmake --install "$repo/build/bench-$v" --prefix "$w/fd-$v" > /dev/null
     nice -n 10 "$repo/scripts/build-mpich.sh" "$w/fd-$v" "$w/mpich-$v" "$w/src"
   done
-  md=$w/mpich-direct mo=$w/mpich-off offb=$repo/build/bench-off
+  md=$w/mpich-direct mo=$w/mpich-off offb=$w/fd-off/lib
 fi
 bindir=$out/bin
 mkdir -p "$bindir"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/mpi/vm-mpi-bench.sh - the MPI part of the benchmarks, inside ONE
 # Soft-RoCE session (bench/mpi/run-mpi-bench.sh starts it):
-#   vm-mpi-bench.sh OUT BINDIR MPICH_DIRECT MPICH_OFF OFF_BUILD
+#   vm-mpi-bench.sh OUT BINDIR MPICH_DIRECT MPICH_OFF DROPIN_LIBDIR
 # Each variant runs BINDIR's mpi_pingpong build for its MPI on 2 ranks:
 # ping-pong 8 B .. 4 MiB and MPI_Allreduce (bench/mpi/mpi_pingpong.c),
 # then the same binary with rank 0 under callgrind (8 B round trips,
@@ -13,6 +13,8 @@
 #                   (LD_LIBRARY_PATH; FI_UNIVERSE_SIZE=16 for rxm on rxe)
 #   ompi-dropin     Debian's Open MPI 4.1, pml cm + mtl ofi, over the OFF
 #                   build's drop-in libfabric.so.1 (OFF_BUILD)
+#   ompi-upstream   Debian's Open MPI 4.1, pml cm + mtl ofi, over Debian's
+#                   libfabric 1.17 (FI_UNIVERSE_SIZE=16)
 #   ompi-ucx        Debian's Open MPI 4.1, pml ucx, UCX_TLS=rc_v
 # Writes OUT/<variant>.csv, OUT/<variant>.log, OUT/cg-<variant>/ and
 # OUT/mpi.csv (all rows, plus "callgrind" rows: instructions per 8 B
@@ -38,6 +40,10 @@ ompi_dropin=("${ompi_common[@]}" --mca pml cm --mca mtl ofi
   --mca mtl_ofi_provider_include "verbs;ofi_rxm"
   -x FI_PROVIDER="verbs;ofi_rxm" -x LD_LIBRARY_PATH="$offb")
 [ -n "${FD_RXE_NETDEV0:-}" ] && ompi_dropin+=(-x FI_VERBS_IFACE="$FD_RXE_NETDEV0")
+ompi_upstream=("${ompi_common[@]}" --mca pml cm --mca mtl ofi
+  --mca mtl_ofi_provider_include "verbs;ofi_rxm"
+  -x FI_PROVIDER="verbs;ofi_rxm" -x FI_UNIVERSE_SIZE=16)
+[ -n "${FD_RXE_NETDEV0:-}" ] && ompi_upstream+=(-x FI_VERBS_IFACE="$FD_RXE_NETDEV0")
 ompi_ucx=("${ompi_common[@]}" --mca pml ucx --mca osc ^ucx
   -x UCX_TLS=rc_v,self -x UCX_NET_DEVICES="$dev:1")
 
@@ -107,6 +113,8 @@ if command -v mpirun >/dev/null && [ -e "$offb/libfabric.so.1" ]; then
   cg ompi-dropin mpirun "${ompi_dropin[@]}" -np 1 @VG : -np 1 @BIN
 fi
 if command -v mpirun >/dev/null; then
+  run ompi-upstream mpirun "${ompi_upstream[@]}" -np 2
+  cg ompi-upstream mpirun "${ompi_upstream[@]}" -np 1 @VG : -np 1 @BIN
   run ompi-ucx mpirun "${ompi_ucx[@]}" -np 2
   cg ompi-ucx mpirun "${ompi_ucx[@]}" -np 1 @VG : -np 1 @BIN
 fi
