@@ -17,8 +17,9 @@
 #                   libfabric 1.17 (FI_UNIVERSE_SIZE=16)
 #   ompi-ucx        Debian's Open MPI 4.1, pml ucx, UCX_TLS=rc_v
 # Writes OUT/<variant>.csv, OUT/<variant>.log, OUT/cg-<variant>/ and
-# OUT/mpi.csv (all rows, plus "callgrind" rows: instructions per 8 B
-# round trip of rank 0).
+# OUT/mpi.csv (all rows, plus "callgrind_sendrecv" and "callgrind_posted"
+# rows: user-space instructions per 8 B round trip of rank 0, see
+# mpi_pingpong.c).
 set -uo pipefail
 out=${1:?usage: vm-mpi-bench.sh OUT BINDIR MPICH_DIRECT MPICH_OFF OFF_BUILD}
 bindir=$2 md=$3 mo=$4 offb=$5
@@ -86,15 +87,20 @@ cg() { # variant, client-launcher..., ':', server-launcher...: rank 0 under call
   done
   echo "== $v under callgrind ($cg_n round trips of 8 B, rank 0)"
   timeout 1200 "${cmd[@]}" > "$d/run.log" 2>&1 || { echo "$v: callgrind run exit $?"; tail -n 15 "$d/run.log"; }
-  local f tot=
+  # rank 0's two phases (mpi_pingpong.c): the dump "sendrecv" (MPI_Send +
+  # MPI_Recv with their waiting loops) and the final one ("posted": Irecv
+  # + Isend + Waitall with the reply already arrived)
+  local f tot kind
   for f in "$d"/cg.*; do
     [ -f "$f" ] || continue
-    # collected events only: totals of the instrumented (toggled) parts
     tot=$(awk '/^(summary|totals):/ {print $2}' "$f" | tail -n 1)
+    [ -n "$tot" ] || continue
+    if grep -q '^desc: Trigger: .*sendrecv' "$f"; then kind=callgrind_sendrecv
+    elif grep -q '^desc: Trigger: Program termination' "$f"; then kind=callgrind_posted
+    else continue
+    fi
+    echo "mpi,$v,$kind,8,$cg_n,$((tot / cg_n))" | tee -a "$out/$v.csv"
   done
-  if [ -n "$tot" ]; then
-    echo "mpi,$v,callgrind,8,$cg_n,$((tot / cg_n))" | tee -a "$out/$v.csv"
-  fi
 }
 
 if [ -x "$md/bin/mpiexec" ]; then
