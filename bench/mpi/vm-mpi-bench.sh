@@ -94,7 +94,7 @@ cg() { # variant, client-launcher..., ':', server-launcher...: rank 0 under call
   for f in "$d"/cg.*; do
     [ -f "$f" ] || continue
     tot=$(awk '/^(summary|totals):/ {print $2}' "$f" | tail -n 1)
-    [ -n "$tot" ] || continue
+    [ -n "$tot" ] && [ "$tot" -gt 0 ] || continue   # a run that died dumps nothing counted
     if grep -q '^desc: Trigger: .*sendrecv' "$f"; then kind=callgrind_sendrecv
     elif grep -q '^desc: Trigger: Program termination' "$f"; then kind=callgrind_posted
     else continue
