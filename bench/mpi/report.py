@@ -25,9 +25,9 @@ for r in rows:
     elif kind == "allreduce":
         d["allreduce_us"] = float(r[5])
         d["allreduce_ranks"] = int(r[6])
-    elif kind == "callgrind_posted" and len(r) >= 6:
+    elif kind == "callgrind_posted" and len(r) >= 6 and int(r[5]) > 0:
         d["insn_per_rt"] = int(r[5])
-    elif kind == "callgrind_sendrecv" and len(r) >= 6:
+    elif kind == "callgrind_sendrecv" and len(r) >= 6 and int(r[5]) > 0:
         d["insn_sendrecv"] = int(r[5])
 
 variants = [v for v in order if v in data] + sorted(v for v in data if v not in order)
