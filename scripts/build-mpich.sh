@@ -48,19 +48,21 @@ done
 src=$(ls -d "$work"/mpich-4.0.2 2>/dev/null || true)
 if [ ${#need[@]} -gt 0 ] || [ -z "$src" ]; then
   export DEBIAN_FRONTEND=noninteractive
+  SUDO=
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
   if [ -z "$src" ] && ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
      ! grep -qs '^deb-src' /etc/apt/sources.list; then
     # the machine's own suites, as source too
     if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-      sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-        > /etc/apt/sources.list.d/fabric-direct-deb-src.sources
+      sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
+        $SUDO tee /etc/apt/sources.list.d/fabric-direct-deb-src.sources >/dev/null
     else
-      sed -n 's/^deb /deb-src /p' /etc/apt/sources.list \
-        > /etc/apt/sources.list.d/fabric-direct-deb-src.list
+      sed -n 's/^deb /deb-src /p' /etc/apt/sources.list |
+        $SUDO tee /etc/apt/sources.list.d/fabric-direct-deb-src.list >/dev/null
     fi
   fi
-  apt-get update -qq
-  [ ${#need[@]} -eq 0 ] || apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  $SUDO apt-get update -qq
+  [ ${#need[@]} -eq 0 ] || $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   if [ -z "$src" ]; then
     (cd "$work" && apt-get source -qq mpich=4.0.2-3 >/dev/null 2>&1 || apt-get source -qq mpich >/dev/null)
     src=$(ls -d "$work"/mpich-4.0.2)
