@@ -19,9 +19,9 @@
 # every file a second time, without -fPIC, for libmpi.a).
 # --lean is CI's test-only build: -O0 -g0, no dependency tracking, no
 # compiler-flag probing in configure. The data path is still compiled from
-# this library's headers (inline functions; at -O0 gcc emits them as local
-# functions of libmpi, which is why the check of libmpi's undefined symbols
-# holds for it too).
+# this library's headers (inline functions; at -O0 gcc emits those it
+# uses as local functions of libmpi, so tests/mpich/ci.sh's check of
+# libmpi's undefined symbols applies to it too).
 # A build whose inputs (this script's configure line, the FD_PREFIX
 # tree, the source) have not changed since the last one is kept: the
 # stamp is OUT_PREFIX/.fd-build-stamp.
