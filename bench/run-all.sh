@@ -3,7 +3,7 @@
 # machine to the comparison table.
 #
 #   bench/run-all.sh [--full] [--out DIR]
-#                    [--parts latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm,tagged,more]
+#                    [--parts latency,bw,rstream,tools,callgrind,setup,ucx,rscg,rdm,tagged,more[,mpi]]
 #                    [--no-install] [--jobs N]
 #
 # 1. installs what is missing (scripts/install-deps.sh, then what only the
@@ -28,6 +28,12 @@
 #    one per call against 16 per doorbell, instructions per message and
 #    msg/s, beside ib_send_bw with and without --post_list 16
 #    (more-rate.sh);
+#    optional part mpi (not run by default, it builds MPICH 4.0.2 twice,
+#    about 20 minutes each on 2 cores): bench/mpi/run-mpi-bench.sh, MPI
+#    ping-pong, MPI_Allreduce and instructions per 8 B MPI round trip for
+#    MPICH on the direct build, on the OFF build and on Debian's
+#    libfabric, Open MPI over the drop-in, over Debian's libfabric and
+#    over UCX, in a second VM session (results in OUT/mpi);
 # 4. prints the comparison table (ratios against raw verbs) and writes CSV,
 #    JSON and PNG plots to the output directory (default
 #    build/bench-results).
@@ -117,6 +123,10 @@ case $OUT/ in
 "$REPO"/*) ;;
 *) export FD_RXE_SHARE=${FD_RXE_SHARE:+$FD_RXE_SHARE:}$OUT ;;
 esac
+# The MPI part has its own VM session, after the others.
+MPI_PART=0
+case ,$PARTS, in *,mpi,*) MPI_PART=1 ;; esac
+PARTS=$(echo ",$PARTS," | sed 's/,mpi,/,/g; s/^,//; s/,$//')
 for p in ${PARTS//,/ }; do
 	rm -rf "${OUT:?}/$p"
 done
@@ -154,10 +164,18 @@ LOCKFILE=${FD_VM_LOCK:-/tmp/fd-vm.lock}
 if [ "$LOCKFILE" != none ] && command -v flock > /dev/null && ! lock_held_above "$LOCKFILE"; then
 	LOCK=(flock "$LOCKFILE")
 fi
-${LOCK[@]+"${LOCK[@]}"} "$REPO/tests/rxe/run" --timeout 4800 -- "$HERE/vm-session.sh" "$OUT" \
-	"$REPO/build/bench-direct" "$REPO/build/bench-off" ${FULL[@]+"${FULL[@]}"} \
-	--parts "$PARTS"
+if [ -n "$PARTS" ]; then
+	${LOCK[@]+"${LOCK[@]}"} "$REPO/tests/rxe/run" --timeout 4800 -- "$HERE/vm-session.sh" "$OUT" \
+		"$REPO/build/bench-direct" "$REPO/build/bench-off" ${FULL[@]+"${FULL[@]}"} \
+		--parts "$PARTS"
+fi
+if [ "$MPI_PART" = 1 ]; then
+	say "MPI: MPICH (direct, OFF, upstream libfabric), Open MPI (drop-in, upstream, UCX)"
+	"$HERE/mpi/run-mpi-bench.sh" "$OUT/mpi"
+fi
 
-say "report"
-python3 "$HERE/report.py" "$OUT"
+if [ -n "$PARTS" ]; then
+	say "report"
+	python3 "$HERE/report.py" "$OUT"
+fi
 echo "run-all: done in $(( $(date +%s) - t0 )) s; results in $OUT"

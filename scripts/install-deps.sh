@@ -20,8 +20,32 @@ pkgs=(
   perftest valgrind gnuplot-nox
   # UCX beside us in the benchmarks (ucx_perftest; pulls in libucx0)
   ucx-utils
+  # MPICH 4.0.2 from Debian's source package, built against this library
+  # (scripts/build-mpich.sh, tests/mpich): apt-get source unpacks with
+  # dpkg-source; of mpich's build dependencies only hwloc is needed by the
+  # lean configure used here (no Fortran, no docs, no ROMIO)
+  dpkg-dev libhwloc-dev time
 )
 [ "${FD_DEPS_EXTRA:-}" ] && pkgs+=(${FD_DEPS_EXTRA})
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+
+# Source packages (apt-get source mpich) for the suites the machine already
+# uses: a deb-src twin of each deb entry, once.
+if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
+   ! grep -qs '^deb-src' /etc/apt/sources.list; then
+  echo "install-deps: enabling Debian source packages (deb-src) for the configured suites"
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
+      $SUDO tee /etc/apt/sources.list.d/fabric-direct-deb-src.sources >/dev/null
+  else
+    sed -n 's/^deb /deb-src /p' /etc/apt/sources.list |
+      $SUDO tee /etc/apt/sources.list.d/fabric-direct-deb-src.list >/dev/null
+  fi
+  $SUDO apt-get update -qq
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -30,8 +54,5 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "install-deps: installing ${missing[*]}"
-SUDO=
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
-export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
