@@ -2,7 +2,9 @@
 # The README's test command: installs what is missing, builds every variant
 # CI checks, runs the host tests, then the device tests of every build in
 # one Soft-RoCE VM session (tests/rxe/run), then the link-fault test on two
-# VMs joined by a wire (tests/rxe/run2).
+# VMs joined by a wire (tests/rxe/run2), then MPICH 4.0.2 built against
+# the direct build and MPICH's own tests of tests/mpich/ci-tests on
+# Soft-RoCE (tests/mpich/ci.sh).
 #
 #   tests/run-all.sh                      everything
 #   FD_SKIP_DEVICE=1 tests/run-all.sh     host tests only (device tests then
@@ -91,5 +93,11 @@ for b in direct off; do
   tests/rxe/run2 --timeout 600 -- "$root/build/$b/tests/test_link_fault" ::: \
     "$root/build/$b/tests/test_link_fault"
 done
+
+# MPICH compiled against build/direct (its data path inline, checked),
+# then the chosen MPICH tests; the MPICH build is kept in build/mpich
+# while build/direct's install does not change.
+stamp "MPICH on the direct build (tests/mpich/ci.sh)"
+FD_MPICH_TIMEOUT=${FD_MPICH_TIMEOUT:-2400} tests/mpich/ci.sh "$root/build/direct"
 
 stamp "all tests passed"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# CI's MPICH stage (to be called from tests/run-all.sh after the
-# link-fault tests; not yet, see tests/mpich/README.md): MPICH 4.0.2 built against this
+# CI's MPICH stage (called from tests/run-all.sh after the
+# link-fault tests): MPICH 4.0.2 built against this
 # library's direct install, the proof that its data path is this
 # library's inline code, and MPICH's own tests of tests/mpich/ci-tests on
 # Soft-RoCE.
