@@ -361,6 +361,11 @@ static inline void fdm_cq_write(struct fdm_cq *cq, void *context, uint64_t flags
 {
 	size_t n = cq->out_n;
 
+	/* the layer's collective transfers complete into fdm_coll.c, never
+	 * into the application's buffer or ring */
+	if (fdv_unlikely(cq->domain->coll_eps != NULL) &&
+	    fdm_coll_divert(cq->domain, context, len, 0))
+		return;
 	if (fdv_likely(n < cq->out_max)) {
 		fdm_cq_put(cq->format, cq->out, n, context, flags, len, buf, data, tag);
 		if (cq->out_src)

@@ -98,10 +98,7 @@ void fdm_cq_queue(struct fdm_cq *cq, void *context, uint64_t flags,
 {
 	struct fdm_cqe *e;
 
-	/* the layer's collective transfers complete into fdm_coll.c */
-	if (fdv_unlikely(cq->domain->coll_eps != NULL) &&
-	    fdm_coll_divert(cq->domain, context, len, 0))
-		return;
+	/* collective transfers were diverted by fdm_cq_write, the only caller */
 	if (fdv_unlikely(cq->tail == cq->cap) &&
 	    fdm_cq_grow((void **)&cq->ring, &cq->head, &cq->tail, &cq->cap,
 			sizeof(*cq->ring))) {

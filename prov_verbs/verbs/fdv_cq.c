@@ -393,7 +393,7 @@ static int fdv_cq_ready(struct fid *fid)
 		n = ibv_poll_cq(cq->ibcq, FDV_CQ_BATCH, full->backlog_wc);
 		if (n > 0) {
 			full->backlog_head = 0;
-			cq->backlog = (uint32_t)n;
+			fdv_cq_set_backlog(cq, (uint32_t)n);
 		}
 	}
 	n = n < 0 ? -FI_EIO : cq->backlog != 0;
