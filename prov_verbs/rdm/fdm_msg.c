@@ -689,8 +689,14 @@ static inline bool fdm_recv_eager_fast(struct fdm_ep *ep, struct fdm_rxbuf *rb,
 	memcpy(&data, p + 16, 8);
 	fdm_list_del(&rx->node);
 	if (fdv_likely(rx->count == 1)) {
+		size_t n;
+
 		cap = rx->iov[0].iov_len;
-		memcpy(rx->iov[0].iov_base, p + FDM_HDR_LEN, size < cap ? size : cap);
+		n = size < cap ? size : cap;
+		/* a zero-byte receive may have no buffer at all: memcpy's
+		 * pointers must be valid even for length 0 */
+		if (fdv_likely(n))
+			memcpy(rx->iov[0].iov_base, p + FDM_HDR_LEN, n);
 	} else {
 		cap = fdm_iov_len(rx->iov, rx->count);
 		fdm_scatter(rx->iov, rx->count, p + FDM_HDR_LEN, size);

@@ -171,7 +171,10 @@ int main(void)
 		FI_CQ_FORMAT_CONTEXT, FI_CQ_FORMAT_MSG, FI_CQ_FORMAT_DATA, FI_CQ_FORMAT_TAGGED,
 	};
 
-	rdmt_dom_open(&dom, rdmt_hints(FI_TAGGED | FI_MSG | FI_SOURCE));
+	struct fi_info *hints = rdmt_hints(FI_TAGGED | FI_MSG | FI_SOURCE);
+
+	rdmt_dom_open(&dom, hints);
+	fi_freeinfo(hints);
 	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 		one_format(fmts[i], 0);
 		one_format(fmts[i], 1);
