@@ -423,6 +423,10 @@ struct fdm_conn *fdm_conn_for_addr(struct fdm_ep *ep, fi_addr_t dest, int *err);
 struct fdm_conn *fdm_conn_by_id(struct fdm_ep *ep, uint32_t id);
 /* Queue tx on its connection and post what can go now. */
 void fdm_conn_submit(struct fdm_conn *conn, struct fdm_tx *tx);
+/* For a send that reports no completion (an inject): post it now or
+ * return -FI_EAGAIN (or the connection's error) and leave it to the
+ * caller, never queue it - see the function. */
+ssize_t fdm_conn_post_now(struct fdm_conn *conn, struct fdm_tx *tx);
 /* Post the pending txs of the connections that may now send. */
 void fdm_conn_flush(struct fdm_ep *ep);
 void fdm_conn_handle_events(struct fdm_ep *ep);

@@ -294,14 +294,51 @@ void fdm_conn_submit(struct fdm_conn *c, struct fdm_tx *tx)
 	}
 }
 
+/* A request that reports no completion (fi_inject, fi_tinject, a send
+ * without FI_COMPLETION under FI_SELECTIVE_COMPLETION) gives the program
+ * no reason to call the library again: MPICH injects, then sits in a PMI
+ * barrier while the peer waits for the message. Queued, it would go out
+ * only at the sender's next progress call, which may never come. So it
+ * is posted now or not at all: -FI_EAGAIN (no credit, send queue full,
+ * the connection still being made, which this call starts) tells the
+ * caller to progress and retry, as the API says. A failed connection
+ * attempt is told once, as the call's error, so an inject to a dead peer
+ * does not say -FI_EAGAIN forever; the call after that connects again. */
+ssize_t fdm_conn_post_now(struct fdm_conn *c, struct fdm_tx *tx)
+{
+	int err;
+
+	tx->conn = c;
+	if (fdv_likely(c->state == FDM_C_CONNECTED && fdm_list_empty(&c->pending)))
+		return fdm_conn_post(c, tx);
+	if (c->state != FDM_C_IDLE)
+		return -FI_EAGAIN;
+	if (c->last_err) {
+		err = c->last_err;
+		c->last_err = 0;
+		return -err;
+	}
+	err = fdm_conn_start(c);
+	if (err) {
+		FD_WARN(FD_LOG_EP_DATA, "connecting to a peer: %s", fi_strerror(-err));
+		return err == -FI_ENODATA || err == -FI_EADDRNOTAVAIL ? -FI_EHOSTUNREACH : err;
+	}
+	return -FI_EAGAIN;
+}
+
 /* The inline send's post failed (fdm_msg.h): as fdm_conn_submit
  * does, -FI_EAGAIN queues the request in order for progress to post,
- * anything else completes it with the error. */
+ * anything else completes it with the error. A request that reports no
+ * completion is not queued (fdm_conn_post_now): the call says so. */
 ssize_t fdm_tx_post_failed(struct fdm_ep *ep, struct fdm_tx *tx, ssize_t ret)
 {
 	struct fdm_conn *c = tx->conn;
 
 	c->tx_credits++;	/* the inline send took one for a message not sent */
+	if (!tx->report && tx->kind == FDM_TX_EAGER) {
+		fdm_tx_put(ep, tx);
+		return ret;
+	}
 	if (ret == -FI_EAGAIN) {
 		fdm_list_add_tail(&c->pending, &tx->node);
 		fdm_conn_sync(c);
@@ -353,6 +390,7 @@ void fdm_conn_fail(struct fdm_conn *c, int err)
 	fdm_zombie(ep, c->vep);
 	c->vep = NULL;
 	fdm_conn_set_state(c, FDM_C_IDLE);
+	c->last_err = err;
 	fdm_credit_release(c);
 	if (c->on_flush) {
 		fdm_list_del(&c->flush_node);
@@ -469,6 +507,7 @@ static void fdm_conn_connected(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size
 		return;
 	}
 	fdm_conn_set_state(c, FDM_C_CONNECTED);
+	c->last_err = 0;
 	if (!fdm_list_empty(&c->pending))
 		fdm_conn_want_flush(c);
 }

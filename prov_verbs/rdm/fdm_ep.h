@@ -228,6 +228,10 @@ struct fdm_conn {
 	fi_addr_t src;			/* the peer in the endpoint's AV */
 	uint64_t src_gen;
 	long deadline_ms;		/* FDM_C_WAIT_PEER gives up then */
+	/* Why the last attempt failed (a positive FI_E*), told once to the
+	 * next call that must post at once (fdm_conn_post_now) instead of
+	 * connecting again; 0 after that or after a success. */
+	int last_err;
 	/* The inline eager send's work request, built once (fdm_conn_new):
 	 * opcode IBV_WR_SEND, sg_list sge, sge[0].lkey the bounce buffers'.
 	 * A send sets the addresses, lengths and num_sge: the header in the

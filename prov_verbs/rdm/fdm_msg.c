@@ -223,6 +223,20 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 		tx->kind = FDM_TX_RNDV;
 		tx->wire_len = (uint32_t)(FDM_HDR_LEN + fdm_rndv_encode(tx->buf + FDM_HDR_LEN, &ri));
 	}
+	if (fdv_unlikely(!tx->report && tx->kind == FDM_TX_EAGER)) {
+		/* nothing will come back for it: on the wire now, or the
+		 * caller retries (fdm_conn_post_now) */
+		ssize_t ret = fdm_conn_post_now(conn, tx);
+
+		if (ret == -FI_EAGAIN) {
+			fdm_ep_progress(ep);
+			ret = fdm_conn_post_now(conn, tx);
+		}
+		if (ret)
+			fdm_tx_put(ep, tx);
+		fdm_unlock(d);
+		return ret;
+	}
 	fdm_conn_submit(conn, tx);
 	fdm_unlock(d);
 	return 0;
