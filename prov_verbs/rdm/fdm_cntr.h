@@ -7,7 +7,8 @@
  *
  * Contract with the endpoints that count into it:
  *  - fdm_cntr_inc / fdm_cntr_inc_err from the progress path, one per
- *    event; inline, no lock, an atomic only in an FI_THREAD_SAFE build;
+ *    event; inline, no lock, one atomic add (an AUTO progress thread may
+ *    count while the application adds);
  *  - fdm_cntr_add_progress once per (counter, endpoint) binding and a
  *    matching fdm_cntr_del_progress when the endpoint closes; the same arg
  *    added twice is counted twice and must be deleted twice;
@@ -81,18 +82,16 @@ int fdm_cntr_join(struct fid_cntr *cntr, struct fid_wait *ws);
 /* Out of line and cold: wakes pollers of the eventfd. */
 void fdm_cntr_signal(struct fdm_cntr *c);
 
-#if FDV_THREAD_SAFE
+/* Atomic in every build: even where the application serialises its
+ * calls (FI_THREAD_DOMAIN), an FI_PROGRESS_AUTO domain's progress thread
+ * counts completions while the application calls fi_cntr_add or
+ * fi_cntr_set. A plain load and store lost updates there (TSan saw it,
+ * rdm_auto part 5). The release/acquire pair orders a completion's data
+ * before the count that reports it; on x86 the load and store are plain
+ * moves and the add is one locked instruction. */
 #define FDM_CNTR_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELEASE)
 #define FDM_CNTR_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define FDM_CNTR_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#else
-/* FI_THREAD_DOMAIN: the application serialises every call on the domain,
- * and progress runs inside those calls, so plain loads and stores are
- * enough; the relaxed atomics only keep the compiler from caching. */
-#define FDM_CNTR_ADD(p, v) __atomic_store_n((p), *(p) + (v), __ATOMIC_RELAXED)
-#define FDM_CNTR_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define FDM_CNTR_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#endif
 
 FDV_INLINE struct fdm_cntr *fdm_cntr_of(struct fid_cntr *cntr)
 {

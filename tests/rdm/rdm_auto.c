@@ -22,6 +22,10 @@
  *  4. shutdown: after fi_close of an AUTO domain no thread of it is left
  *     (the process's thread count is back where it was); open/close with
  *     an enabled endpoint, repeatedly.
+ *  5. counters: the progress thread counts receives into a counter while
+ *     this thread calls fi_cntr_add on it; no update may be lost (the
+ *     counter once did a plain read-modify-write outside FI_THREAD_SAFE
+ *     builds; the TSan subset runs this test).
  * On a build without AUTO, fi_getinfo refuses the hints: exit 1 saying so. */
 #include <errno.h>
 #include <unistd.h>
@@ -317,6 +321,76 @@ static void shutdown_clean(void)
 	       "(21 domains), none for MANUAL\n");
 }
 
+#define RACE_ROUNDS	10
+#define RACE_MSGS	100	/* per round */
+
+static void counter_race(void)
+{
+	static uint8_t rbuf[RACE_MSGS][8];
+	static struct fi_context rctx[RACE_MSGS];
+	struct rdmt_dom dom = auto_open();
+	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct rdmt_ep A, B, *e[2] = { &A, &B };
+	struct fid_cntr *recv_c;
+	struct rdmt_comp c;
+	uint8_t sbuf[8] = { 0 };
+	uint64_t adds = 0, want;
+	fi_addr_t a2b;
+
+	FDT_OK(fi_cntr_open(dom.domain, &cattr, &recv_c, NULL));
+	/* the counter binds before fi_enable: the endpoints by hand */
+	for (int i = 0; i < 2; i++) {
+		memset(e[i], 0, sizeof(*e[i]));
+		e[i]->dom = &dom;
+		e[i]->own_cq = 1;
+		e[i]->cq = rdmt_cq_open(&dom);
+		FDT_OK(fi_av_open(dom.domain, &av_attr, &e[i]->av, NULL));
+		FDT_OK(fi_endpoint(dom.domain, dom.info, &e[i]->ep, NULL));
+		FDT_OK(fi_ep_bind(e[i]->ep, &e[i]->cq->cq->fid, FI_TRANSMIT | FI_RECV));
+		FDT_OK(fi_ep_bind(e[i]->ep, &e[i]->av->fid, 0));
+	}
+	FDT_OK(fi_ep_bind(B.ep, &recv_c->fid, FI_RECV));
+	for (int i = 0; i < 2; i++) {
+		FDT_OK(fi_enable(e[i]->ep));
+		e[i]->namelen = sizeof(e[i]->name);
+		FDT_OK(fi_getname(&e[i]->ep->fid, e[i]->name, &e[i]->namelen));
+	}
+	a2b = rdmt_insert(&A, &B);
+	(void)rdmt_insert(&B, &A);
+	for (int r = 0; r < RACE_ROUNDS; r++) {
+		long end;
+
+		for (int i = 0; i < RACE_MSGS; i++)
+			FDT_OK(fi_trecv(B.ep, rbuf[i], sizeof(rbuf[i]), NULL, FI_ADDR_UNSPEC,
+					TAG, 0, &rctx[i]));
+		for (int i = 0; i < RACE_MSGS; i++)
+			RDMT_POST(fi_tinject(A.ep, sbuf, sizeof(sbuf), a2b, TAG));
+		/* the progress thread takes the receives meanwhile */
+		end = rdmt_now_ms() + 30;
+		while (rdmt_now_ms() < end) {
+			FDT_OK(fi_cntr_add(recv_c, 1));
+			adds++;
+		}
+		for (int i = 0; i < RACE_MSGS; i++) {
+			rdmt_wait_ok(B.cq, &c);
+			FDT_ASSERT(c.e.op_context == &rctx[i], "round %d: receive %d", r, i);
+		}
+	}
+	want = adds + (uint64_t)RACE_ROUNDS * RACE_MSGS;
+	FDT_ASSERT(fi_cntr_read(recv_c) == want, "counter %llu after %llu fi_cntr_add calls "
+		   "and %d receives counted by the progress thread: %lld updates lost",
+		   (unsigned long long)fi_cntr_read(recv_c), (unsigned long long)adds,
+		   RACE_ROUNDS * RACE_MSGS, (long long)(want - fi_cntr_read(recv_c)));
+	printf("counter: %llu fi_cntr_add calls beside %d receives counted by the "
+	       "progress thread, none lost\n", (unsigned long long)adds,
+	       RACE_ROUNDS * RACE_MSGS);
+	rdmt_ep_close(&A);
+	rdmt_ep_close(&B);
+	FDT_OK(fi_close(&recv_c->fid));
+	rdmt_dom_close(&dom);
+}
+
 int main(void)
 {
 	int to_child, from_child, rc;
@@ -340,5 +414,6 @@ int main(void)
 	FDT_ASSERT(rc == 0, "the peer failed (%d)", rc);
 
 	shutdown_clean();
+	counter_race();
 	return rdmt_pass("rdm_auto");
 }
