@@ -9,7 +9,8 @@
  * to every receive context of the peer, addressed with fi_rx_addr: a
  * tagged message (tag names sender and receiver context), an untagged
  * one, and one 100000-byte tagged rendezvous from context 3 to context
- * 1. Each arrives at exactly the addressed context's CQ, with the right
+ * 1, and a plain endpoint of the peer (on the same AV) sends one to
+ * context 2. Each arrives at exactly the addressed context's CQ, with the right
  * bytes and fi_cq_readfrom naming the peer's SEP; each send completes on
  * its own context's CQ; nothing arrives anywhere else. Bad input:
  * context index 4 and -1 (-FI_EINVAL), a receive context bound with
@@ -162,6 +163,10 @@ static void round1(int to_peer, int from_peer, int me)
 	static uint8_t rt[NCTX][NCTX][SMALL], rm[NCTX][NCTX][SMALL], rbig[BIG];
 	static struct fi_context tctx[NCTX][NCTX], mctx[NCTX][NCTX], bctx;
 	static struct fi_context rtctx[NCTX][NCTX], rmctx[NCTX][NCTX], rbctx;
+	static struct fi_context spctx, rpctx;
+	static uint8_t splain[300], rplain[300];
+	struct fid_ep *plain;
+	struct rdmt_cq *pcq;
 	struct side s;
 	struct rdmt_comp c;
 	int i, j, peer = 1 - me;
@@ -180,6 +185,9 @@ static void round1(int to_peer, int from_peer, int me)
 	}
 	RDMT_POST(fi_trecv(s.rx[1], rbig, BIG, NULL, FI_ADDR_UNSPEC, 0x10000 | 3 << 8 | 1, 0,
 			   &rbctx));
+	/* and from a plain endpoint of the peer, to context 2 */
+	RDMT_POST(fi_trecv(s.rx[2], rplain, sizeof(rplain), NULL, FI_ADDR_UNSPEC, 0x20000, 0,
+			   &rpctx));
 	/* the wrong directions */
 	FDT_EXPECT(fi_recv(s.tx[0], rm[0][0], 8, NULL, FI_ADDR_UNSPEC, NULL), -FI_ENOSYS);
 	FDT_EXPECT(fi_send(s.rx[0], tbuf[0][0], 8, NULL, s.peer, NULL), -FI_ENOSYS);
@@ -199,6 +207,15 @@ static void round1(int to_peer, int from_peer, int me)
 			RDMT_POST(fi_send(s.tx[i], mbuf[i][j], SMALL, NULL, dst, &mctx[i][j]));
 		}
 	}
+	/* a plain endpoint on the same AV reaches the peer's context 2 too */
+	FDT_OK(fi_endpoint(s.dom.domain, s.dom.info, &plain, NULL));
+	pcq = rdmt_cq_open(&s.dom);
+	FDT_OK(fi_ep_bind(plain, &pcq->cq->fid, FI_TRANSMIT | FI_RECV));
+	FDT_OK(fi_ep_bind(plain, &s.av->fid, 0));
+	FDT_OK(fi_enable(plain));
+	fdt_fill(splain, sizeof(splain), seed_of(me, 9, 2, 3));
+	RDMT_POST(fi_tsend(plain, splain, sizeof(splain), NULL, fi_rx_addr(s.peer, 2, CTX_BITS),
+			   0x20000, &spctx));
 	fdt_fill(big, BIG, seed_of(me, 3, 1, 2));
 	RDMT_POST(fi_tsend(s.tx[3], big, BIG, NULL, fi_rx_addr(s.peer, 1, CTX_BITS),
 			   0x10000 | 3 << 8 | 1, &bctx));
@@ -228,13 +245,25 @@ static void round1(int to_peer, int from_peer, int me)
 			FDT_ASSERT(!seen[j][ret]++, "tx ctx %d: a send completed twice", i);
 		}
 	}
+	rdmt_wait_ok(pcq, &c);
+	FDT_ASSERT(c.e.op_context == &spctx && (c.e.flags & FI_SEND), "the plain endpoint's send");
 	/* every message at exactly its receive context */
 	for (j = 0; j < NCTX; j++) {
 		int tagged = 0, untagged = 0, from[NCTX] = { 0 };
-		int want = 2 * NCTX + (j == 1);
+		int want = 2 * NCTX + (j == 1) + (j == 2);
 
 		for (int n = 0; n < want; n++) {
 			rdmt_wait_ok(s.rxcq[j], &c);
+			if (c.e.op_context == &rpctx) {
+				/* the peer's plain endpoint is not in our AV */
+				FDT_ASSERT(j == 2 && c.src == FI_ADDR_NOTAVAIL, "the plain endpoint's "
+					   "message at rx ctx %d, source %llu", j,
+					   (unsigned long long)c.src);
+				rdmt_check_recv(&c, &rpctx, FI_TAGGED | FI_RECV, sizeof(rplain), 0x20000);
+				FDT_ASSERT(fdt_check(rplain, sizeof(rplain), seed_of(peer, 9, 2, 3)),
+					   "the plain endpoint's bytes");
+				continue;
+			}
 			FDT_ASSERT(c.src == s.peer, "rx ctx %d: source %llu, not the peer's SEP %llu",
 				   j, (unsigned long long)c.src, (unsigned long long)s.peer);
 			if (c.e.op_context == &rbctx) {
@@ -281,6 +310,8 @@ static void round1(int to_peer, int from_peer, int me)
 		rdmt_quiet(s.txcq[j], 0, "an extra send completion");
 	}
 	barrier(to_peer, from_peer);
+	FDT_OK(fi_close(&plain->fid));
+	rdmt_cq_close(pcq);
 	side_close(&s);
 }
 
