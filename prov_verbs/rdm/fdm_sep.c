@@ -59,7 +59,11 @@ struct fdm_sep {
 	struct fi_info *pinfo;		/* the pairs' info */
 	unsigned int ntx, nrx, n;
 	bool fixed_port;		/* the application named the port */
-	bool up;			/* pairs enabled: ports taken */
+	/* pairs enabled: ports taken. Under up_lock, which the first
+	 * enables of contexts in several threads (FI_THREAD_SAFE) take:
+	 * the pairs' own enable takes the domain lock itself. */
+	pthread_mutex_t up_lock;
+	bool up;
 	struct fdm_ep *e[FDM_SEP_MAX_CTX];
 	struct fdm_sep_side tx[FDM_SEP_MAX_CTX], rxs[FDM_SEP_MAX_CTX];
 	struct fdm_sep_rx rx[FDM_SEP_MAX_CTX];
@@ -274,7 +278,7 @@ static int fdm_sep_find_ports(struct fdm_sep *s, in_port_t *base)
 
 /* Enable every pair, pair k on port base + k: once, at the first enable
  * of the SEP or of a context. */
-static int fdm_sep_up(struct fdm_sep *s)
+static int fdm_sep_up_locked(struct fdm_sep *s)
 {
 	in_port_t base;
 	int ret;
@@ -296,6 +300,16 @@ static int fdm_sep_up(struct fdm_sep *s)
 	}
 	s->up = true;
 	return 0;
+}
+
+static int fdm_sep_up(struct fdm_sep *s)
+{
+	int ret;
+
+	pthread_mutex_lock(&s->up_lock);
+	ret = fdm_sep_up_locked(s);
+	pthread_mutex_unlock(&s->up_lock);
+	return ret;
 }
 
 /* ---- contexts: shared parts ---- */
@@ -367,7 +381,12 @@ static void fdm_sep_ctx_close(struct fdm_sep *s, unsigned int k, bool tx)
 
 static int fdm_sep_getname_of(struct fdm_sep *s, void *addr, size_t *addrlen)
 {
-	if (!s->up)
+	bool up;
+
+	pthread_mutex_lock(&s->up_lock);
+	up = s->up;
+	pthread_mutex_unlock(&s->up_lock);
+	if (!up)
 		return -FI_EOPBADSTATE;
 	return s->e_cm->getname(&s->e[0]->ep_fid.fid, addr, addrlen);
 }
@@ -677,6 +696,7 @@ static void fdm_sep_free(struct fdm_sep *s)
 	if (s->sink)
 		fi_close(&s->sink->cq_fid.fid);
 	fi_freeinfo(s->pinfo);
+	pthread_mutex_destroy(&s->up_lock);
 	__atomic_fetch_sub(&s->d->refs, 1, __ATOMIC_RELAXED);
 	free(s);
 }
@@ -829,6 +849,7 @@ int fdm_sep_open(struct fid_domain *domain, struct fi_info *info,
 	if (!s)
 		return -FI_ENOMEM;
 	s->d = d;
+	pthread_mutex_init(&s->up_lock, NULL);
 	__atomic_fetch_add(&d->refs, 1, __ATOMIC_RELAXED);
 	s->ntx = fdm_sep_count(info->ep_attr->tx_ctx_cnt);
 	s->nrx = fdm_sep_count(info->ep_attr->rx_ctx_cnt);
