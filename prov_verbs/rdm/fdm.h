@@ -114,6 +114,9 @@ struct fdm_av {
 	size_t count, cap;
 	uint64_t gen;			/* bumped by every remove */
 	int refs;			/* endpoints bound */
+	/* fi_av_attr's: the top bits of an fi_addr_t that name a peer
+	 * scalable endpoint's receive context (fi_rx_addr), 0 for none */
+	int rx_ctx_bits;
 };
 
 /* ---- completion queue ---- */
@@ -284,6 +287,13 @@ static inline uint64_t fdm_coll_ignore_mask(const struct fdm_ep *ep)
 {
 	return (ep->info->caps & FI_COLLECTIVE) ? ~FDM_COLL_TAG_BIT : ~0ULL;
 }
+
+/* fdm_sep.c: scalable endpoints (docs/fi_rdm.7.md "Scalable endpoints") */
+int fdm_sep_open(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **sep, void *context);
+/* Move a name's port by delta: 0, or -FI_EINVAL when it would leave
+ * 1..65535 (the name is unchanged then). */
+int fdm_name_shift(struct fdm_name *n, int delta);
 
 /* fdm_eq.c: the RDM fabric's event queues */
 int fdm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,

@@ -466,10 +466,8 @@ int fdm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	    attr->type != FI_AV_MAP)
 		return -FI_EINVAL;
 	/* rx_ctx_bits reserves the top of an fi_addr_t for a scalable
-	 * endpoint's receive context (fi_rx_addr). There are none here, so
-	 * the only context is 0 and an address with bits there names no
-	 * entry; but a program that reserves them (MPICH's verbs;ofi_rxm set
-	 * asks for 8) must get its AV. */
+	 * endpoint's receive context (fi_rx_addr): index k there reaches
+	 * the peer's context pair k (fdm_conn_for_addr, fdm_sep.c). */
 	if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > 32)
 		return -FI_EINVAL;
 	if (attr->name || (attr->flags & ~(uint64_t)(FI_SYMMETRIC | FI_EVENT)))
@@ -479,6 +477,7 @@ int fdm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		return -FI_ENOMEM;
 	av->domain = d;
 	av->async = !!(attr->flags & FI_EVENT);
+	av->rx_ctx_bits = attr->rx_ctx_bits;
 	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
 	attr->type = av->type;
 	av->addr_format = d->info->addr_format;

@@ -40,7 +40,8 @@
 
 enum fdm_coll_kind {
 	FDM_CK_JOIN, FDM_CK_BARRIER, FDM_CK_BROADCAST, FDM_CK_ALLREDUCE,
-	FDM_CK_ALLGATHER, FDM_CK_SCATTER,
+	FDM_CK_ALLGATHER, FDM_CK_SCATTER, FDM_CK_ALLTOALL, FDM_CK_REDUCE_SCATTER,
+	FDM_CK_REDUCE, FDM_CK_GATHER,
 };
 
 struct fdm_coll_mc;
@@ -51,7 +52,10 @@ struct fdm_coll_op {
 	void *context;
 	size_t outstanding;		/* transfers, + 1 while posting */
 	int err;			/* the first failure (positive) */
-	/* allreduce: every rank's input, in rank order, reduced into result */
+	/* allreduce, reduce-scatter, reduce at the root: every rank's
+	 * input (its slice), in rank order, reduced into result (reduce
+	 * set); alltoall: a copy of the input, sent from there */
+	bool reduce;
 	uint8_t *slots;
 	void *result;
 	size_t count, bytes;
@@ -195,7 +199,7 @@ static void fdm_coll_finish(struct fdm_coll_op *op)
 	struct fdm_coll_ep *c = mc->cep;
 	struct fdm_ep *ep = c->ep;
 
-	if (!op->err && op->kind == FDM_CK_ALLREDUCE) {
+	if (!op->err && op->reduce) {
 		memcpy(op->result, op->slots, op->bytes);
 		for (size_t r = 1; r < mc->n; r++)
 			fdm_atomic_apply(op->aop, op->dt, op->result,
@@ -530,6 +534,7 @@ static ssize_t fdm_coll_allreduce(struct fid_ep *ep_fid, const void *buf, size_t
 		fdm_coll_op_free(op);
 		return -FI_ENOMEM;
 	}
+	op->reduce = true;
 	op->result = result;
 	op->count = count;
 	op->bytes = bytes;
@@ -631,6 +636,226 @@ static ssize_t fdm_coll_scatter(struct fid_ep *ep_fid, const void *buf, size_t c
 					r, (void *)(uintptr_t)(src + r * bytes), bytes };
 	} else {
 		p.recv[p.nrecv++] = (struct fdm_coll_io){ root, result, bytes };
+	}
+	return fdm_coll_run(mc, op, &p);
+}
+
+/* Slice r of the input goes to rank r, slice r of the result comes from
+ * rank r (count elements each: buf and result hold n slices). The input
+ * is copied first, so result may be buf. */
+static ssize_t fdm_coll_alltoall(struct fid_ep *ep_fid, const void *buf, size_t count,
+				 void *desc, void *result, void *result_desc,
+				 fi_addr_t coll_addr, enum fi_datatype dt, uint64_t flags,
+				 void *context)
+{
+	struct fdm_ep *ep = fdm_ep_of(ep_fid);
+	struct fdm_coll_mc *mc;
+	struct fdm_coll_plan p;
+	struct fdm_coll_op *op;
+	uint8_t *res = result;
+	size_t bytes;
+	int err;
+
+	(void)desc;
+	(void)result_desc;
+	if (flags)
+		return -FI_EBADFLAGS;
+	mc = fdm_coll_group(ep, coll_addr, &err);
+	if (!mc)
+		return err;
+	err = fdm_coll_bytes(dt, count, mc->n, &bytes);
+	if (err)
+		return err;
+	if (bytes && (!buf || !result))
+		return -FI_EINVAL;
+	op = fdm_coll_op_new(FDM_CK_ALLTOALL, context);
+	if (!op)
+		return -FI_ENOMEM;
+	op->slots = malloc(bytes ? mc->n * bytes : 1);
+	if (!op->slots || fdm_coll_plan_alloc(&p, mc->n)) {
+		fdm_coll_op_free(op);
+		return -FI_ENOMEM;
+	}
+	if (bytes) {
+		memcpy(op->slots, buf, mc->n * bytes);
+		memcpy(res + mc->rank * bytes, op->slots + mc->rank * bytes, bytes);
+	}
+	for (size_t r = 0; r < mc->n; r++) {
+		if (r == mc->rank)
+			continue;
+		p.send[p.nsend++] = (struct fdm_coll_io){ r, op->slots + r * bytes, bytes };
+		p.recv[p.nrecv++] = (struct fdm_coll_io){ r, res + r * bytes, bytes };
+	}
+	return fdm_coll_run(mc, op, &p);
+}
+
+/* The reductions fi_atomic(3) defines for dt (as allreduce). */
+static bool fdm_coll_op_ok(enum fi_op aop, enum fi_datatype dt)
+{
+	return (unsigned)aop <= FI_BXOR && fdm_atomic_ok(FDM_AK_WRITE, aop, dt);
+}
+
+/* Every rank's input is n slices of count elements; rank r's result
+ * (count elements) is slice r of all inputs reduced in rank order. */
+static ssize_t fdm_coll_reduce_scatter(struct fid_ep *ep_fid, const void *buf, size_t count,
+				       void *desc, void *result, void *result_desc,
+				       fi_addr_t coll_addr, enum fi_datatype dt,
+				       enum fi_op aop, uint64_t flags, void *context)
+{
+	struct fdm_ep *ep = fdm_ep_of(ep_fid);
+	const uint8_t *in = buf;
+	struct fdm_coll_mc *mc;
+	struct fdm_coll_plan p;
+	struct fdm_coll_op *op;
+	size_t bytes;
+	int err;
+
+	(void)desc;
+	(void)result_desc;
+	if (flags)
+		return -FI_EBADFLAGS;
+	mc = fdm_coll_group(ep, coll_addr, &err);
+	if (!mc)
+		return err;
+	if (!fdm_coll_op_ok(aop, dt))
+		return -FI_EINVAL;
+	err = fdm_coll_bytes(dt, count, mc->n, &bytes);
+	if (err)
+		return err;
+	if (bytes && (!buf || !result))
+		return -FI_EINVAL;
+	op = fdm_coll_op_new(FDM_CK_REDUCE_SCATTER, context);
+	if (!op)
+		return -FI_ENOMEM;
+	/* slots: what every rank gives for our slice; then the input's
+	 * other slices, which go out from this copy (result may be buf) */
+	op->slots = malloc(bytes ? 2 * mc->n * bytes : 1);
+	if (!op->slots || fdm_coll_plan_alloc(&p, mc->n)) {
+		fdm_coll_op_free(op);
+		return -FI_ENOMEM;
+	}
+	op->reduce = true;
+	op->result = result;
+	op->count = count;
+	op->bytes = bytes;
+	op->dt = dt;
+	op->aop = aop;
+	if (bytes) {
+		memcpy(op->slots + mc->n * bytes, in, mc->n * bytes);
+		memcpy(op->slots + mc->rank * bytes, in + mc->rank * bytes, bytes);
+	}
+	for (size_t r = 0; r < mc->n; r++) {
+		if (r == mc->rank)
+			continue;
+		p.send[p.nsend++] = (struct fdm_coll_io){
+			r, op->slots + (mc->n + r) * bytes, bytes };
+		p.recv[p.nrecv++] = (struct fdm_coll_io){ r, op->slots + r * bytes, bytes };
+	}
+	return fdm_coll_run(mc, op, &p);
+}
+
+/* The root's result is every rank's input (count elements) reduced in
+ * rank order; the others only send (their result is not touched). */
+static ssize_t fdm_coll_reduce(struct fid_ep *ep_fid, const void *buf, size_t count,
+			       void *desc, void *result, void *result_desc,
+			       fi_addr_t coll_addr, fi_addr_t root_addr,
+			       enum fi_datatype dt, enum fi_op aop, uint64_t flags,
+			       void *context)
+{
+	struct fdm_ep *ep = fdm_ep_of(ep_fid);
+	struct fdm_coll_mc *mc;
+	struct fdm_coll_plan p;
+	struct fdm_coll_op *op;
+	size_t root, bytes;
+	int err;
+
+	(void)desc;
+	(void)result_desc;
+	if (flags)
+		return -FI_EBADFLAGS;
+	mc = fdm_coll_group(ep, coll_addr, &err);
+	if (!mc)
+		return err;
+	if (!fdm_coll_op_ok(aop, dt))
+		return -FI_EINVAL;
+	err = fdm_coll_bytes(dt, count, mc->n, &bytes);
+	if (!err)
+		err = fdm_coll_rank_of(mc, root_addr, &root);
+	if (err)
+		return err;
+	if (bytes && (!buf || (mc->rank == root && !result)))
+		return -FI_EINVAL;
+	op = fdm_coll_op_new(FDM_CK_REDUCE, context);
+	if (!op || fdm_coll_plan_alloc(&p, mc->n)) {
+		free(op);
+		return -FI_ENOMEM;
+	}
+	if (mc->rank != root) {
+		p.send[p.nsend++] = (struct fdm_coll_io){ root, (void *)(uintptr_t)buf, bytes };
+		return fdm_coll_run(mc, op, &p);
+	}
+	op->slots = malloc(bytes ? mc->n * bytes : 1);
+	if (!op->slots) {
+		free(p.send);
+		fdm_coll_op_free(op);
+		return -FI_ENOMEM;
+	}
+	op->reduce = true;
+	op->result = result;
+	op->count = count;
+	op->bytes = bytes;
+	op->dt = dt;
+	op->aop = aop;
+	if (bytes)
+		memcpy(op->slots + root * bytes, buf, bytes);
+	for (size_t r = 0; r < mc->n; r++)
+		if (r != root)
+			p.recv[p.nrecv++] = (struct fdm_coll_io){ r, op->slots + r * bytes, bytes };
+	return fdm_coll_run(mc, op, &p);
+}
+
+/* The root's result is n slices, slice r rank r's input (count elements
+ * each); the others only send. */
+static ssize_t fdm_coll_gather(struct fid_ep *ep_fid, const void *buf, size_t count,
+			       void *desc, void *result, void *result_desc,
+			       fi_addr_t coll_addr, fi_addr_t root_addr,
+			       enum fi_datatype dt, uint64_t flags, void *context)
+{
+	struct fdm_ep *ep = fdm_ep_of(ep_fid);
+	struct fdm_coll_mc *mc;
+	struct fdm_coll_plan p;
+	struct fdm_coll_op *op;
+	uint8_t *res = result;
+	size_t root, bytes;
+	int err;
+
+	(void)desc;
+	(void)result_desc;
+	if (flags)
+		return -FI_EBADFLAGS;
+	mc = fdm_coll_group(ep, coll_addr, &err);
+	if (!mc)
+		return err;
+	err = fdm_coll_bytes(dt, count, mc->n, &bytes);
+	if (!err)
+		err = fdm_coll_rank_of(mc, root_addr, &root);
+	if (err)
+		return err;
+	if (bytes && (!buf || (mc->rank == root && !result)))
+		return -FI_EINVAL;
+	op = fdm_coll_op_new(FDM_CK_GATHER, context);
+	if (!op || fdm_coll_plan_alloc(&p, mc->n)) {
+		free(op);
+		return -FI_ENOMEM;
+	}
+	if (mc->rank != root) {
+		p.send[p.nsend++] = (struct fdm_coll_io){ root, (void *)(uintptr_t)buf, bytes };
+	} else {
+		if (bytes)
+			memmove(res + root * bytes, buf, bytes);
+		for (size_t r = 0; r < mc->n; r++)
+			if (r != root)
+				p.recv[p.nrecv++] = (struct fdm_coll_io){ r, res + r * bytes, bytes };
 	}
 	return fdm_coll_run(mc, op, &p);
 }
@@ -804,10 +1029,11 @@ int fdm_coll_query(struct fid_domain *domain, enum fi_collective_op coll,
 	if (!attr)
 		return -FI_EINVAL;
 	/* fi_collective(3): the flag FI_SCATTER asks about reduce-scatter
-	 * (the header defines no other value for it than the enum's) */
-	if (flags == (uint64_t)FI_SCATTER)
-		return -FI_ENOSYS;
-	if (flags)
+	 * (the header defines no other value for it than the enum's), of
+	 * the reduction coll names */
+	if (flags == (uint64_t)FI_SCATTER && (coll == FI_ALLREDUCE || coll == FI_REDUCE_SCATTER))
+		coll = FI_REDUCE_SCATTER;
+	else if (flags)
 		return -FI_EBADFLAGS;
 	switch (coll) {
 	case FI_BARRIER:
@@ -815,18 +1041,21 @@ int fdm_coll_query(struct fid_domain *domain, enum fi_collective_op coll,
 	case FI_BROADCAST:
 	case FI_ALLGATHER:
 	case FI_SCATTER:
+	case FI_ALLTOALL:
+	case FI_GATHER:
 		size = fdm_atomic_dt_size(attr->datatype);
 		if (!size)
 			return -FI_EOPNOTSUPP;
 		break;
 	case FI_ALLREDUCE:
-		if ((unsigned)attr->op > FI_BXOR ||
-		    !fdm_atomic_ok(FDM_AK_WRITE, attr->op, attr->datatype))
+	case FI_REDUCE_SCATTER:
+	case FI_REDUCE:
+		if (!fdm_coll_op_ok(attr->op, attr->datatype))
 			return -FI_EOPNOTSUPP;
 		size = fdm_atomic_dt_size(attr->datatype);
 		break;
 	default:
-		return -FI_ENOSYS;	/* alltoall, reduce_scatter, reduce, gather */
+		return -FI_ENOSYS;
 	}
 	attr->datatype_attr.size = size;
 	attr->datatype_attr.count = size ? FDM_MAX_MSG_SIZE / size : 0;
@@ -839,13 +1068,13 @@ struct fi_ops_collective fdm_coll_ops = {
 	.size = sizeof(struct fi_ops_collective),
 	.barrier = fdm_coll_barrier,
 	.broadcast = fdm_coll_broadcast,
-	.alltoall = fd_no_collective_alltoall,
+	.alltoall = fdm_coll_alltoall,
 	.allreduce = fdm_coll_allreduce,
 	.allgather = fdm_coll_allgather,
-	.reduce_scatter = fd_no_collective_reduce_scatter,
-	.reduce = fd_no_collective_reduce,
+	.reduce_scatter = fdm_coll_reduce_scatter,
+	.reduce = fdm_coll_reduce,
 	.scatter = fdm_coll_scatter,
-	.gather = fd_no_collective_gather,
+	.gather = fdm_coll_gather,
 	.msg = fd_no_collective_msg,
 	.barrier2 = fdm_coll_barrier2,
 };

@@ -109,10 +109,44 @@ struct fdm_conn *fdm_conn_by_id(struct fdm_ep *ep, uint32_t id)
 fi_addr_t fdm_conn_src_find(struct fdm_conn *conn)
 {
 	struct fdm_av *av = conn->ep->av;
+	struct fdm_name base = conn->peer;
 
-	conn->src = fdm_av_find(av, &conn->peer);
+	/* a scalable endpoint's context pair k: the AV names the SEP, whose
+	 * port is k below (checked when the connection was made) */
+	if (conn->peer_ctx)
+		(void)fdm_name_shift(&base, -(int)conn->peer_ctx);
+	conn->src = fdm_av_find(av, &base);
 	conn->src_gen = av->gen + av->count;
 	return conn->src;
+}
+
+/* dest with a receive context index in its top av->rx_ctx_bits: the
+ * peer's context pair listens on its port + index (fdm_sep.c). Not
+ * cached in by_addr (indexed by the whole fi_addr_t): a lookup among
+ * the connections, on the library's path. */
+static struct fdm_conn *fdm_conn_for_ctx(struct fdm_ep *ep, fi_addr_t dest, int *err)
+{
+	unsigned int shift = 64u - (unsigned int)ep->av->rx_ctx_bits;
+	uint64_t idx = dest >> shift;
+	const struct fdm_name *base = fdm_av_name(ep->av, dest & ((1ULL << shift) - 1));
+	struct fdm_name name;
+	struct fdm_conn *c;
+
+	if (!base || idx >= FDM_SEP_MAX_CTX)
+		goto inval;
+	name = *base;
+	if (fdm_name_shift(&name, (int)idx))
+		goto inval;
+	c = fdm_conn_find(ep, &name);
+	if (!c && !(c = fdm_conn_new(ep, &name))) {
+		*err = -FI_ENOMEM;
+		return NULL;
+	}
+	c->peer_ctx = (uint8_t)idx;
+	return c;
+inval:
+	*err = -FI_EINVAL;
+	return NULL;
 }
 
 struct fdm_conn *fdm_conn_for_addr(struct fdm_ep *ep, fi_addr_t dest, int *err)
@@ -127,6 +161,9 @@ struct fdm_conn *fdm_conn_for_addr(struct fdm_ep *ep, fi_addr_t dest, int *err)
 	}
 	if (fdv_likely(dest < ep->by_addr_cap && ep->by_addr[dest]))
 		return ep->by_addr[dest];
+	/* fi_rx_addr: a peer scalable endpoint's receive context */
+	if (fdv_unlikely(av->rx_ctx_bits && (dest >> (64 - av->rx_ctx_bits))))
+		return fdm_conn_for_ctx(ep, dest, err);
 	name = fdm_av_name(av, dest);
 	if (!name) {
 		*err = -FI_EINVAL;
@@ -230,6 +267,7 @@ static int fdm_conn_start(struct fdm_conn *c)
 	if (ret)
 		goto fail;
 	cm.name = ep->name;
+	cm.ctx = ep->sep_ctx;
 	fdm_credit_offer(c, &cm);
 	fdm_cm_encode(data, &cm);
 	ret = fi_connect(vep, NULL, data, sizeof(data));
@@ -425,7 +463,10 @@ static void fdm_conn_connreq(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size_t
 	struct fid_ep *vep = NULL;
 	int ret;
 
-	if (fdm_cm_decode(&cm, e->data, datalen) || cm.kind != FDM_CM_REQ) {
+	struct fdm_name base;
+
+	if (fdm_cm_decode(&cm, e->data, datalen) || cm.kind != FDM_CM_REQ ||
+	    (base = cm.name, fdm_name_shift(&base, -(int)cm.ctx))) {
 		FD_WARN(FD_LOG_EP_CTRL, "connection request with malformed RDM data: rejected");
 		fi_reject(ep->vpep, info->handle, NULL, 0);
 		fi_freeinfo(info);
@@ -437,6 +478,7 @@ static void fdm_conn_connreq(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size_t
 		fi_freeinfo(info);
 		return;
 	}
+	c->peer_ctx = cm.ctx;
 	fdm_name_key(&cm.name, peer_key);
 	if (c->state == FDM_C_CONNECTING && memcmp(ep->name_key, peer_key, sizeof(peer_key)) < 0) {
 		/* both connect at once, and our name is the lower: our

@@ -50,6 +50,9 @@
  * endpoint have a credit word the peer writes (later ones go without
  * flow control). */
 #define FDM_CREDIT_MAX		64u
+/* Scalable endpoints (fdm_sep.c): transmit and receive contexts each at
+ * most; context pair k listens on the SEP's port + k. */
+#define FDM_SEP_MAX_CTX		16u
 #define FDM_CREDIT_SLOTS	4096u
 
 /* ---- intrusive doubly linked list ---- */
@@ -224,6 +227,10 @@ struct fdm_conn {
 	struct fdm_name peer;
 	struct fdm_node pending;	/* txs waiting to be posted, in order */
 	bool on_flush;			/* in ep->flush */
+	/* the peer's context index in its scalable endpoint (fdm_sep.c):
+	 * its listening port is its SEP's port + peer_ctx, and the AV
+	 * names the SEP; 0 for a plain endpoint */
+	uint8_t peer_ctx;
 	struct fdm_node flush_node;
 	fi_addr_t src;			/* the peer in the endpoint's AV */
 	uint64_t src_gen;
@@ -334,6 +341,10 @@ struct fdm_ep {
 	struct fdm_node flush;		/* connections with postable pending */
 	struct fdm_node dom_node;	/* the domain's enabled endpoints */
 	bool rma_event;			/* FI_RMA_EVENT: tell targets of RMA */
+	/* a scalable endpoint's context pair (fdm_sep.c): its index, which
+	 * its connection requests carry; NULL and 0 for a plain endpoint */
+	uint8_t sep_ctx;
+	struct fdm_sep *sep;
 	/* atomic requests that arrived while no transmit request was free
 	 * for their answer, in arrival order (fdm_atomic.c) */
 	struct fdm_node atomic_wait;

@@ -15,12 +15,12 @@
 			 FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | \
 			 FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_SOURCE | \
 			 FI_RMA_EVENT | FI_MULTI_RECV | FI_LOCAL_COMM | \
-			 FI_REMOTE_COMM | FI_COLLECTIVE)
+			 FI_REMOTE_COMM | FI_COLLECTIVE | FI_NAMED_RX_CTX)
 #define FDM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | \
 			 FI_READ | FI_WRITE | FI_COLLECTIVE)
 #define FDM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | \
 			 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV | \
-			 FI_SOURCE | FI_RMA_EVENT | FI_MULTI_RECV)
+			 FI_SOURCE | FI_RMA_EVENT | FI_MULTI_RECV | FI_NAMED_RX_CTX)
 /* What the verbs endpoints underneath must do. */
 #define FDM_CORE_CAPS	(FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND | FI_RECV | \
 			 FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
@@ -204,8 +204,13 @@ static int fdm_make_rdm(struct fi_info *fi)
 	/* Remote CQ data rides in the header (8 bytes), but an RMA write's
 	 * is the verbs immediate: 4 bytes is what every operation carries. */
 	fi->domain_attr->cq_data_size = 4;
-	fi->domain_attr->max_ep_tx_ctx = 1;
-	fi->domain_attr->max_ep_rx_ctx = 1;
+	/* scalable endpoints (fdm_sep.c): a context pair each */
+	fi->domain_attr->max_ep_tx_ctx = FDM_SEP_MAX_CTX;
+	fi->domain_attr->max_ep_rx_ctx = FDM_SEP_MAX_CTX;
+	if (fi->domain_attr->tx_ctx_cnt < FDM_SEP_MAX_CTX)
+		fi->domain_attr->tx_ctx_cnt = FDM_SEP_MAX_CTX;
+	if (fi->domain_attr->rx_ctx_cnt < FDM_SEP_MAX_CTX)
+		fi->domain_attr->rx_ctx_cnt = FDM_SEP_MAX_CTX;
 	fi->domain_attr->max_ep_stx_ctx = 0;
 	fi->domain_attr->max_ep_srx_ctx = 0;
 	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;

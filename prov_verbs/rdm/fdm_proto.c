@@ -126,6 +126,8 @@ void fdm_cm_encode(uint8_t out[FDM_CM_LEN], const struct fdm_cm *cm)
 		memcpy(out + 12, &cm->name.u.sin.sin_addr, 4);
 	}
 	put32(out + 28, cm->conn_id);
+	if (cm->kind == FDM_CM_REQ)
+		out[11] = cm->ctx;
 	if (cm->kind != FDM_CM_BUSY) {
 		put64(out + 32, cm->word_addr);
 		put32(out + 40, cm->word_key);
@@ -140,10 +142,14 @@ int fdm_cm_decode(struct fdm_cm *cm, const void *data, size_t len)
 
 	memset(cm, 0, sizeof(*cm));
 	if (!p || len < FDM_CM_LEN || memcmp(p, fdm_magic, 4) ||
-	    p[4] != FDM_PROTO_VERSION || get16(p + 10))
+	    p[4] != FDM_PROTO_VERSION || p[10])
 		return -FI_EINVAL;
 	cm->kind = p[5];
 	if (cm->kind < FDM_CM_REQ || cm->kind > FDM_CM_BUSY)
+		return -FI_EINVAL;
+	/* a request's scalable-endpoint context index; zero otherwise */
+	cm->ctx = p[11];
+	if (cm->ctx >= FDM_SEP_MAX_CTX || (cm->ctx && cm->kind != FDM_CM_REQ))
 		return -FI_EINVAL;
 	cm->conn_id = get32(p + 28);
 	fam = get16(p + 6);

@@ -32,6 +32,9 @@ struct fdm_cm {
 	uint8_t kind;
 	struct fdm_name name;	/* REQ: the requester's name */
 	uint32_t conn_id;	/* the sender's id of the connection */
+	/* REQ: the requester's context index in its scalable endpoint
+	 * (below FDM_SEP_MAX_CTX, at most its port); 0 for a plain one */
+	uint8_t ctx;
 	/* REQ and ACCEPT (flow control): where the receiver of this data
 	 * writes the sender's credits (0, 0: nowhere, no flow control that
 	 * way), and how many messages it may send the sender's pool */

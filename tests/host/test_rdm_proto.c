@@ -57,6 +57,7 @@ static void test_cm(void)
 	CHECK_EQ(out.word_key, 0x1234);
 	CHECK_EQ(out.credits, 64);
 	CHECK(fdm_name_eq(&out.name, &req.name), "name");
+	CHECK_EQ(out.ctx, 0);
 
 	fdm_cm_encode(wire, &acc);
 	CHECK_EQ(fdm_cm_decode(&out, wire, sizeof(wire)), 0);
@@ -73,6 +74,21 @@ static void test_cm(void)
 	CHECK_EQ(cm_decode_modified(&req, 5, 4), -FI_EINVAL);
 	CHECK_EQ(cm_decode_modified(&req, 10, 1), -FI_EINVAL);	/* reserved */
 	CHECK_EQ(cm_decode_modified(&req, 7, 5), -FI_EINVAL);	/* family 5 */
+
+	/* a scalable endpoint's context index (byte 11): requests only,
+	 * below FDM_SEP_MAX_CTX, and it travels */
+	t = req;
+	t.ctx = FDM_SEP_MAX_CTX - 1;
+	fdm_cm_encode(wire, &t);
+	CHECK_EQ(fdm_cm_decode(&out, wire, sizeof(wire)), 0);
+	CHECK_EQ(out.ctx, FDM_SEP_MAX_CTX - 1);
+	CHECK_EQ(cm_decode_modified(&req, 11, FDM_SEP_MAX_CTX), -FI_EINVAL);
+	CHECK_EQ(cm_decode_modified(&req, 11, 0xff), -FI_EINVAL);
+	CHECK_EQ(cm_decode_modified(&acc, 11, 1), -FI_EINVAL);
+	t = acc;
+	t.ctx = 3;	/* not encoded in an accept */
+	fdm_cm_encode(wire, &t);
+	CHECK_EQ(wire[11], 0);
 
 	/* credits: 0 and more than any pool grants one peer are refused */
 	t = req;

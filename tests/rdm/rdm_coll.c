@@ -20,11 +20,18 @@
  *   others expect fails there with FI_EIO, more with FI_ETRUNC, not a
  *   crash, and the group works afterwards;
  * - bad input: a pair with no meaning (FI_BAND of FI_FLOAT, FI_CSWAP):
- *   -FI_EINVAL; fi_alltoall: -FI_ENOSYS; a root not in the group, an
- *   unknown group address, a closed group: -FI_EINVAL; flags on
- *   barrier2: -FI_EBADFLAGS; fi_join without FI_COLLECTIVE: -FI_ENOSYS;
- *   fi_query_collective of FI_GATHER: -FI_ENOSYS; an endpoint without
- *   FI_COLLECTIVE: fi_barrier -FI_ENOSYS. */
+ *   -FI_EINVAL, for fi_reduce too; a root not in the group (broadcast,
+ *   gather), an unknown group address, a closed group, alltoall without
+ *   input: -FI_EINVAL; flags on barrier2 and alltoall: -FI_EBADFLAGS;
+ *   fi_join without FI_COLLECTIVE: -FI_ENOSYS; an endpoint without
+ *   FI_COLLECTIVE: fi_barrier -FI_ENOSYS;
+ * - fi_alltoall (int32, into another buffer and in place), fi_gather to
+ *   every root (uint16; the others' result untouched), fi_reduce_scatter
+ *   and fi_reduce (root moving round) of every served datatype x op pair
+ *   against the host's fold in rank order, the rest -FI_EINVAL;
+ *   fi_query_collective answers FI_REDUCE_SCATTER, FI_REDUCE and
+ *   FI_ALLREDUCE with FI_SCATTER alike, FI_GATHER and FI_ALLTOALL with
+ *   the element size (before: -FI_ENOSYS for all four). */
 #include <stdbool.h>
 #include <unistd.h>
 #include <rdma/fi_collective.h>
@@ -222,6 +229,116 @@ static void run_allreduce(struct rank *k, fi_addr_t g)
 	FDT_ASSERT(served == 4 * 10 + 3 * 8 + 3 * 10, "%d pairs served", served);
 }
 
+/* fi_alltoall, fi_reduce_scatter, fi_reduce, fi_gather against the host
+ * (issue 25's second part: before, each said -FI_ENOSYS). */
+#define RS_COUNT 3
+static void run_more(struct rank *k, fi_addr_t g)
+{
+	static struct fi_context ctx;
+	int32_t a_in[MAXR * 3], a_out[MAXR * 3];
+	uint16_t g_in[5], g_out[MAXR * 5];
+	uint8_t in[MAXR * RS_COUNT * 8], out[MAXR * RS_COUNT * 8];
+	int served = 0, pair = 0;
+
+	/* alltoall: slice d of rank s goes to slice s of rank d; then in place */
+	for (int inplace = 0; inplace < 2; inplace++) {
+		int32_t *res = inplace ? a_in : a_out;
+
+		for (int d = 0; d < k->n; d++)
+			for (int i = 0; i < 3; i++)
+				a_in[d * 3 + i] = k->r * 1000 + d * 10 + i;
+		memset(a_out, 0, sizeof(a_out));
+		RDMT_POST(fi_alltoall(k->ep, a_in, 3, NULL, res, NULL, g, FI_INT32, 0, &ctx));
+		wait_coll(k, &ctx, 0, "alltoall");
+		for (int s = 0; s < k->n; s++)
+			for (int i = 0; i < 3; i++)
+				FDT_ASSERT(res[s * 3 + i] == s * 1000 + k->r * 10 + i,
+					   "alltoall%s n %d rank %d [%d][%d] = %d", inplace ?
+					   " in place" : "", k->n, k->r, s, i, res[s * 3 + i]);
+	}
+
+	/* gather to every root; the others' result is not written */
+	for (int root = 0; root < k->n; root++) {
+		for (int i = 0; i < 5; i++)
+			g_in[i] = (uint16_t)(k->r * 100 + root * 10 + i);
+		memset(g_out, 0xee, sizeof(g_out));
+		RDMT_POST(fi_gather(k->ep, g_in, 5, NULL, g_out, NULL, g, k->addr[root],
+				    FI_UINT16, 0, &ctx));
+		wait_coll(k, &ctx, 0, "gather");
+		for (int r = 0; r < k->n; r++)
+			for (int i = 0; i < 5; i++)
+				FDT_ASSERT(k->r == root ? g_out[r * 5 + i] == r * 100 + root * 10 + i :
+					   g_out[r * 5 + i] == 0xeeee,
+					   "gather root %d rank %d [%d][%d] = %u", root, k->r, r, i,
+					   g_out[r * 5 + i]);
+	}
+
+	/* reduce-scatter and reduce of every pair the query serves (reduce's
+	 * root moves round), the others -FI_EINVAL */
+	for (int dt = FI_INT8; dt <= FI_DOUBLE; dt++) {
+		for (int op = FI_MIN; op <= FI_BXOR; op++) {
+			struct fi_collective_attr attr = { .op = op, .datatype = dt };
+			struct fi_collective_attr a2 = { .op = op, .datatype = dt };
+			struct fi_collective_attr a3 = { .op = op, .datatype = dt };
+			int q = fi_query_collective(k->dom.domain, FI_REDUCE_SCATTER, &attr, 0);
+			int q2 = fi_query_collective(k->dom.domain, FI_REDUCE, &a2, 0);
+			int q3 = fi_query_collective(k->dom.domain, FI_ALLREDUCE, &a3, FI_SCATTER);
+			int root = pair++ % k->n;
+			ssize_t ret;
+
+			FDT_ASSERT(q == q2 && q == q3, "queries dt %d op %d: %d %d %d", dt, op, q, q2, q3);
+			for (int i = 0; i < k->n * RS_COUNT; i++)
+				put(in, i, dt, val(k->r, i, dt, op));
+			memset(out, 0xee, sizeof(out));
+			ret = fi_reduce_scatter(k->ep, in, RS_COUNT, NULL, out, NULL, g, dt, op, 0,
+						&ctx);
+			if (q) {
+				FDT_ASSERT(q == -FI_EOPNOTSUPP, "query dt %d op %d = %d", dt, op, q);
+				FDT_ASSERT(ret == -FI_EINVAL, "reduce_scatter dt %d op %d = %zd", dt,
+					   op, ret);
+				ret = fi_reduce(k->ep, in, RS_COUNT, NULL, out, NULL, g, k->addr[0],
+						dt, op, 0, &ctx);
+				FDT_ASSERT(ret == -FI_EINVAL, "reduce dt %d op %d = %zd", dt, op, ret);
+				continue;
+			}
+			FDT_ASSERT(ret == 0, "reduce_scatter dt %d op %d = %zd (%s)", dt, op, ret,
+				   fi_strerror((int)-ret));
+			FDT_ASSERT(attr.datatype_attr.size == dt_size(dt), "query size");
+			wait_coll(k, &ctx, 0, "reduce_scatter");
+			for (int i = 0; i < RS_COUNT; i++) {
+				int at = k->r * RS_COUNT + i;
+				double want = val(0, at, dt, op);
+
+				for (int r = 1; r < k->n; r++)
+					want = fold(op, dt, want, val(r, at, dt, op));
+				FDT_ASSERT(get(out, i, dt) == want,
+					   "reduce_scatter n %d rank %d dt %d op %d [%d]: %g, expected %g",
+					   k->n, k->r, dt, op, i, get(out, i, dt), want);
+			}
+			FDT_ASSERT(out[RS_COUNT * dt_size(dt)] == 0xee, "reduce_scatter wrote past");
+
+			memset(out, 0xee, sizeof(out));
+			RDMT_POST(fi_reduce(k->ep, in, RS_COUNT, NULL, out, NULL, g, k->addr[root],
+					    dt, op, 0, &ctx));
+			wait_coll(k, &ctx, 0, "reduce");
+			for (int i = 0; i < RS_COUNT; i++) {
+				double want = val(0, i, dt, op);
+
+				for (int r = 1; r < k->n; r++)
+					want = fold(op, dt, want, val(r, i, dt, op));
+				if (k->r == root)
+					FDT_ASSERT(get(out, i, dt) == want,
+						   "reduce n %d root %d dt %d op %d [%d]: %g, expected %g",
+						   k->n, root, dt, op, i, get(out, i, dt), want);
+			}
+			if (k->r != root)
+				FDT_ASSERT(out[0] == 0xee, "reduce wrote a non-root's result");
+			served++;
+		}
+	}
+	FDT_ASSERT(served == 4 * 10 + 3 * 8 + 3 * 10, "%d pairs served", served);
+}
+
 static void run_group(struct rank *k)
 {
 	static struct fi_context c1, c2, c3, user_ctx, jctx, jctx2;
@@ -297,6 +414,8 @@ static void run_group(struct rank *k)
 				   "scatter root %d rank %d [%d] = %u", root, k->r, i, sc_out[i]);
 	}
 
+	run_more(k, g);
+
 	/* ---- a member's rank is its place in the set ---- */
 	FDT_OK(fi_av_set(k->av, &eattr, &rev, NULL));
 	for (int r = k->n - 1; r >= 0; r--)
@@ -327,8 +446,14 @@ static void run_group(struct rank *k)
 	FDT_ASSERT(ret == -FI_EINVAL, "FI_BAND of FI_FLOAT = %zd", ret);
 	ret = fi_allreduce(k->ep, ib, 4, NULL, ib, NULL, g, FI_INT32, FI_CSWAP, 0, &c1);
 	FDT_ASSERT(ret == -FI_EINVAL, "FI_CSWAP = %zd", ret);
-	ret = fi_alltoall(k->ep, ib, 4, NULL, ib, NULL, g, FI_INT32, 0, &c1);
-	FDT_ASSERT(ret == -FI_ENOSYS, "alltoall = %zd", ret);
+	ret = fi_reduce(k->ep, ib, 4, NULL, ib, NULL, g, k->addr[0], FI_FLOAT, FI_BAND, 0, &c1);
+	FDT_ASSERT(ret == -FI_EINVAL, "reduce: FI_BAND of FI_FLOAT = %zd", ret);
+	ret = fi_gather(k->ep, ib, 4, NULL, ib, NULL, g, 99, FI_INT32, 0, &c1);
+	FDT_ASSERT(ret == -FI_EINVAL, "gather: a root outside the group = %zd", ret);
+	ret = fi_alltoall(k->ep, ib, 4, NULL, ib, NULL, g, FI_INT32, 1, &c1);
+	FDT_ASSERT(ret == -FI_EBADFLAGS, "alltoall flags = %zd", ret);
+	ret = fi_alltoall(k->ep, NULL, 4, NULL, ib, NULL, g, FI_INT32, 0, &c1);
+	FDT_ASSERT(ret == -FI_EINVAL, "alltoall without input = %zd", ret);
 	ret = fi_broadcast(k->ep, ib, 4, NULL, g, 99, FI_INT32, 0, &c1);
 	FDT_ASSERT(ret == -FI_EINVAL, "a root outside the group = %zd", ret);
 	ret = fi_barrier(k->ep, g + 8, &c1);
@@ -344,8 +469,11 @@ static void run_group(struct rank *k)
 	}
 	memset(&attr, 0, sizeof(attr));
 	attr.datatype = FI_INT32;
-	FDT_ASSERT(fi_query_collective(k->dom.domain, FI_GATHER, &attr, 0) == -FI_ENOSYS,
-		   "query FI_GATHER");
+	FDT_OK(fi_query_collective(k->dom.domain, FI_GATHER, &attr, 0));
+	FDT_ASSERT(attr.datatype_attr.size == 4, "query FI_GATHER size");
+	FDT_OK(fi_query_collective(k->dom.domain, FI_ALLTOALL, &attr, 0));
+	FDT_ASSERT(fi_query_collective(k->dom.domain, FI_BROADCAST, &attr, 1) == -FI_EBADFLAGS,
+		   "query flags");
 	FDT_OK(fi_query_collective(k->dom.domain, FI_BROADCAST, &attr, 0));
 	FDT_ASSERT(attr.datatype_attr.size == 4 && attr.max_members >= MAXR, "query attrs");
 
