@@ -51,9 +51,11 @@ static uint64_t fdv_dgram_want(struct fdv_dgram_ep *d, uint64_t flags)
 	return (d->ep.tx_comp || (flags & FI_COMPLETION)) ? FI_COMPLETION : 0;
 }
 
+/* want_comp: FI_COMPLETION or 0, decided by the caller. */
 static ssize_t fdv_dgram_sendiov(struct fdv_dgram_ep *d, const struct iovec *iov,
 				 void **desc, size_t count, fi_addr_t dest,
-				 uint64_t flags, uint64_t data, void *context)
+				 uint64_t flags, uint64_t data, void *context,
+				 uint64_t want_comp)
 {
 	struct ibv_sge sge[FDV_IOV_MAX];
 	struct ibv_send_wr wr;
@@ -85,34 +87,38 @@ static ssize_t fdv_dgram_sendiov(struct fdv_dgram_ep *d, const struct iovec *iov
 		wr.imm_data = htobe32((uint32_t)data);
 	}
 	wr.send_flags = send_flags;
-	return fdv_dgram_post(d, &wr, dest, fdv_dgram_want(d, flags), context);
+	return fdv_dgram_post(d, &wr, dest, want_comp, context);
 }
 
 static ssize_t fdv_dgram_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 			       size_t count, fi_addr_t dest_addr, void *context)
 {
-	return fdv_dgram_sendiov(fdv_dgram_of(ep), iov, desc, count, dest_addr, 0, 0,
-				 context);
+	struct fdv_dgram_ep *d = fdv_dgram_of(ep);
+
+	return fdv_dgram_sendiov(d, iov, desc, count, dest_addr, 0, 0, context,
+				 d->ep.tx_comp);
 }
 
 static ssize_t fdv_dgram_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				 uint64_t flags)
 {
+	struct fdv_dgram_ep *d = fdv_dgram_of(ep);
+
 	if (!msg)
 		return -FI_EINVAL;
-	return fdv_dgram_sendiov(fdv_dgram_of(ep), msg->msg_iov, msg->desc,
-				 msg->iov_count, msg->addr, flags, msg->data,
-				 msg->context);
+	return fdv_dgram_sendiov(d, msg->msg_iov, msg->desc, msg->iov_count, msg->addr,
+				 flags, msg->data, msg->context, fdv_dgram_want(d, flags));
 }
 
 static ssize_t fdv_dgram_senddata(struct fid_ep *ep, const void *buf, size_t len,
 				  void *desc, uint64_t data, fi_addr_t dest_addr,
 				  void *context)
 {
+	struct fdv_dgram_ep *d = fdv_dgram_of(ep);
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	return fdv_dgram_sendiov(fdv_dgram_of(ep), &iov, &desc, 1, dest_addr,
-				 FI_REMOTE_CQ_DATA, data, context);
+	return fdv_dgram_sendiov(d, &iov, &desc, 1, dest_addr, FI_REMOTE_CQ_DATA, data,
+				 context, d->ep.tx_comp);
 }
 
 static ssize_t fdv_dgram_injectdata(struct fid_ep *ep, const void *buf, size_t len,
@@ -120,17 +126,12 @@ static ssize_t fdv_dgram_injectdata(struct fid_ep *ep, const void *buf, size_t l
 {
 	struct fdv_dgram_ep *d = fdv_dgram_of(ep);
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	uint64_t saved = d->ep.tx_comp;
-	ssize_t ret;
 
 	if (len > d->ep.inject_size)
 		return fdv_dgram_refuse(d, dest_addr, len, FDV_DGRAM_BAD_LEN);
 	/* no completion for an inject, whatever the endpoint's default */
-	d->ep.tx_comp = 0;
-	ret = fdv_dgram_sendiov(d, &iov, NULL, 1, dest_addr,
-				FI_INJECT | FI_REMOTE_CQ_DATA, data, NULL);
-	d->ep.tx_comp = saved;
-	return ret;
+	return fdv_dgram_sendiov(d, &iov, NULL, 1, dest_addr, FI_INJECT | FI_REMOTE_CQ_DATA,
+				 data, NULL, 0);
 }
 
 /* A receive into the slot's full-size bounce buffer; the CQ copies the

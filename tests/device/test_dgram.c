@@ -15,8 +15,9 @@
  *    the inline limit and the MTU), each byte compared, the received
  *    length the prefix plus the payload, fi_cq_readfrom's source the
  *    peer's fi_addr_t in both directions;
- *  - fi_sendv / fi_recvv, fi_sendmsg / fi_recvmsg, fi_senddata (the
- *    receiver sees FI_REMOTE_CQ_DATA and the data), fi_inject;
+ *  - fi_sendv / fi_recvv, fi_sendmsg / fi_recvmsg, fi_senddata and
+ *    fi_injectdata (the receiver sees FI_REMOTE_CQ_DATA and the data),
+ *    fi_inject;
  *  - refused: a send above max_msg_size (-FI_EINVAL), to an fi_addr_t
  *    the AV never gave (-FI_ENOENT), a receive buffer shorter than the
  *    prefix (-FI_EINVAL), a receive of the prefix split over two iovs;
@@ -355,6 +356,12 @@ int main(void)
 			memset(a->sbuf, 0, s);	/* reusable at return */
 			expect_recv(b, s, 80, &ctx[1], to_a, 0);
 			FDT_EXPECT(fi_inject(a->ep, a->sbuf, inj + 1, to_b), -FI_EINVAL);
+
+			FDT_OK(fi_recv(b->ep, b->rbuf, PREFIX + max, fi_mr_desc(brmr), 0,
+				       &ctx[1]));
+			fdt_fill(a->sbuf, s, 84);
+			FDT_OK(fi_injectdata(a->ep, a->sbuf, s, 0x1234567, to_b));
+			expect_recv(b, s, 84, &ctx[1], to_a, 0x1234567);
 		}
 	}
 
