@@ -389,6 +389,20 @@ int main(void)
 		FDT_OK(fi_send(a->ep, a->sbuf, 150, a->desc, to_b, &ctx[0]));
 		expect_send_done(a, &ctx[0]);
 		expect_recv(b, 150, 83, &ctx[1], to_a, 0);
+		/* the same through fi_recvv: scattered over two short buffers */
+		{
+			struct iovec riov[2] = { { b->rbuf, PREFIX + 10 },
+						 { b->rbuf + PREFIX + 10, 50 } };
+			void *rd[2] = { fi_mr_desc(brmr), fi_mr_desc(brmr) };
+
+			memset(b->rbuf, 0, PREFIX + 100);
+			FDT_OK(fi_recvv(b->ep, riov, rd, 2, 0, &ctx[1]));
+			fdt_fill(a->sbuf, 60, 85);
+			FDT_OK(fi_send(a->ep, a->sbuf, 60, a->desc, to_b, &ctx[0]));
+			expect_send_done(a, &ctx[0]);
+			expect_recv(b, 60, 85, &ctx[1], to_a, 0);
+			FDT_ASSERT(b->rbuf[PREFIX + 60] == 0, "wrote past the buffers");
+		}
 		/* still usable */
 		FDT_OK(fi_recv(b->ep, b->rbuf, PREFIX + max, fi_mr_desc(brmr), 0, &ctx[1]));
 		fdt_fill(a->sbuf, 50, 82);
