@@ -477,7 +477,8 @@ def direct_header(h, public_text, layers):
     used = [il for t, il in sorted(layers.inline.items())
             if any(t in impls for impls in h.calls.values())]
     for il in used:
-        out.append("#include <%s>" % il.config_header)
+        if "#include <%s>" % il.config_header not in out:
+            out.append("#include <%s>" % il.config_header)
     out.append("")
     out.append("#ifdef __cplusplus")
     out.append('extern "C" {')

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fdv_internal.h"
+#include "fdv_dgram_int.h"
 
 static struct fdv_cq_full *fdv_cq_full_of(struct fdv_cq *cq)
 {
@@ -128,15 +129,22 @@ static void fdv_wr_slot_free(struct fdv_wr_slot *slot)
 	__atomic_store_n(&slot->flags, 0, __ATOMIC_RELEASE);
 }
 
-/* Write one successful, non-silent completion in the CQ's format. False
- * when it has nobody left to go to: a slot-carrying completion of an
- * endpoint already closed, whose context went with the endpoint. */
+/* Write one successful, non-silent completion in the CQ's format, and
+ * its source into *src when src is not NULL. False when it has nobody
+ * left to go to: a slot-carrying completion of an endpoint already
+ * closed, whose context went with the endpoint. A datagram endpoint's
+ * receives carry slots (fdv_dgram.h): their source is read from the GRH
+ * before the slot is freed. */
 static bool fdv_cq_fill(struct fdv_cq_full *full, void *buf, size_t i,
-			const struct ibv_wc *wc)
+			const struct ibv_wc *wc, fi_addr_t *src)
 {
 	uint32_t format = full->cq.format;
 	struct fdv_wr_slot *slot;
+	struct fdv_cq_qp *qp;
+	uint64_t flags;
 
+	if (src)
+		*src = FI_ADDR_NOTAVAIL;
 	if (wc->wr_id < FDV_WR_ID_TAGGED) {
 		fdv_cq_fill_as(format, buf, i, wc, (void *)(uintptr_t)wc->wr_id,
 			       format == FI_CQ_FORMAT_CONTEXT ? 0 : fdv_wc_flags(wc));
@@ -148,7 +156,15 @@ static bool fdv_cq_fill(struct fdv_cq_full *full, void *buf, size_t i,
 		       wc->qp_num);
 		return false;
 	}
-	fdv_cq_fill_as(format, buf, i, wc, slot->context, slot->flags);
+	flags = slot->flags;
+	qp = fdv_cq_find_qp(full, wc->qp_num, NULL);
+	if (qp->ep->kind == FDV_EP_KIND_DGRAM) {
+		flags &= ~FDV_SLOT_BOUNCED;
+		flags |= fdv_wc_flags(wc) & FI_REMOTE_CQ_DATA;
+		if (src)
+			*src = fdv_dgram_src(qp->ep, (uint32_t)(wc->wr_id - FDV_WR_ID_TAGGED), wc);
+	}
+	fdv_cq_fill_as(format, buf, i, wc, slot->context, flags);
 	fdv_wr_slot_free(slot);
 	return true;
 }
@@ -157,19 +173,37 @@ static bool fdv_cq_fill(struct fdv_cq_full *full, void *buf, size_t i,
  * silent completion at wc[0]. Successful silent completions vanish; the
  * first real error and everything polled after it wait in the backlog, in
  * order, so nothing is lost or reordered. Called with the CQ lock held. */
+/* What the device just gave, before anything is delivered or held back:
+ * a datagram endpoint's bounced receives are copied to their buffers
+ * (fdv_dgram_rx_polled). Only slot-carrying completions are looked at. */
+static void fdv_cq_polled(struct fdv_cq_full *full, struct ibv_wc *wc, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct fdv_cq_qp *qp;
+
+		if (wc[i].wr_id < FDV_WR_ID_TAGGED || wc[i].wr_id == FDV_WR_ID_SILENT)
+			continue;
+		qp = fdv_cq_find_qp(full, wc[i].qp_num, NULL);
+		if (qp && qp->ep->kind == FDV_EP_KIND_DGRAM)
+			fdv_dgram_rx_polled(qp->ep, (uint32_t)(wc[i].wr_id - FDV_WR_ID_TAGGED),
+					    &wc[i]);
+	}
+}
+
 ssize_t fdv_cq_deliver_slow(struct fdv_cq *cq, struct ibv_wc *wc, int n,
 			    void *buf, size_t done, fi_addr_t *src_addr)
 {
 	struct fdv_cq_full *full = fdv_cq_full_of(cq);
 	int i;
 
+	fdv_cq_polled(full, wc, n);
+
 	for (i = 0; i < n; i++) {
 		if (wc[i].status == IBV_WC_SUCCESS) {
 			if (wc[i].wr_id == FDV_WR_ID_SILENT ||
-			    !fdv_cq_fill(full, buf, done, &wc[i]))
+			    !fdv_cq_fill(full, buf, done, &wc[i],
+					 src_addr ? &src_addr[done] : NULL))
 				continue;
-			if (src_addr)
-				src_addr[done] = FI_ADDR_NOTAVAIL;
 			done++;
 			continue;
 		}
@@ -207,11 +241,8 @@ ssize_t fdv_cq_read_slow(struct fdv_cq *cq, void *buf, size_t count,
 		    !(wc->wr_id == FDV_WR_ID_SILENT && wc->status == IBV_WC_WR_FLUSH_ERR))
 			break;	/* an error: fi_cq_readerr takes it */
 		if (wc->status == IBV_WC_SUCCESS && wc->wr_id != FDV_WR_ID_SILENT &&
-		    fdv_cq_fill(full, buf, done, wc)) {
-			if (src_addr)
-				src_addr[done] = FI_ADDR_NOTAVAIL;
+		    fdv_cq_fill(full, buf, done, wc, src_addr ? &src_addr[done] : NULL))
 			done++;
-		}
 		full->backlog_head++;
 		fdv_cq_set_backlog(cq, cq->backlog - 1);
 	}
@@ -270,15 +301,23 @@ ssize_t fdv_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 	buf->flags = fdv_wc_err_is_recv(full, wc) ? FI_MSG | FI_RECV : 0;
 	slot = fdv_cq_slot_of(full, wc);
 	if (slot) {
+		struct fdv_cq_qp *qp = fdv_cq_find_qp(full, wc->qp_num, NULL);
+
 		buf->op_context = slot->context;
 		buf->flags = slot->flags;
+		if (qp->ep->kind == FDV_EP_KIND_DGRAM) {
+			buf->flags &= ~FDV_SLOT_BOUNCED;
+			/* a datagram cut at the end of its buffers */
+			buf->olen = fdv_dgram_olen(qp->ep,
+						   (uint32_t)(wc->wr_id - FDV_WR_ID_TAGGED), wc);
+		}
 		if (!(flags & FI_PEEK))
 			fdv_wr_slot_free(slot);
 	}
 	buf->err = fdv_wc_err_to_fi(full, wc);
 	buf->prov_errno = (int)wc->status;
-	/* verbs does not say how long a truncated message was */
-	buf->olen = 0;
+	/* verbs does not say how long a truncated message was (a datagram's
+	 * olen, set above, is the library's own count) */
 	/* The device's own code for the failure travels as err_data, 32 bits
 	 * in host order, as upstream's verbs provider passes it: into the
 	 * caller's buffer when it brought one that holds it (fi_cq_strerror
@@ -371,6 +410,7 @@ int fdv_cq_trywait(struct fdv_cq_full *full)
 	}
 	n = ibv_poll_cq(cq->ibcq, FDV_CQ_BATCH, full->backlog_wc);
 	if (n > 0) {
+		fdv_cq_polled(full, full->backlog_wc, n);
 		full->backlog_head = 0;
 		fdv_cq_set_backlog(cq, (uint32_t)n);
 	}
@@ -392,6 +432,7 @@ static int fdv_cq_ready(struct fid *fid)
 	if (!cq->backlog) {
 		n = ibv_poll_cq(cq->ibcq, FDV_CQ_BATCH, full->backlog_wc);
 		if (n > 0) {
+			fdv_cq_polled(full, full->backlog_wc, n);
 			full->backlog_head = 0;
 			fdv_cq_set_backlog(cq, (uint32_t)n);
 		}

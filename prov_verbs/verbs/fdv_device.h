@@ -34,6 +34,15 @@ const struct fdv_device_info *fdv_devices_get(int *n);
  * there is no such device with an active port. Thread safe. */
 const struct fdv_device_info *fdv_device_lookup(const char *domain_name);
 
+struct fi_info;
+/* fdv_getinfo.c: the FI_EP_MSG template of device i of fdv_devices_get
+ * (*dev set to it), NULL when there is none. */
+const struct fi_info *fdv_msg_template(int i, const struct fdv_device_info **dev);
+/* fdv_dgram.c: fi_getinfo's FI_EP_DGRAM entries, appended at *tail. */
+int fdv_dgram_getinfo(uint32_t version, const char *node, const char *service,
+		      uint64_t flags, const struct fi_info *hints,
+		      struct fi_info ***tail);
+
 #ifdef FDV_TEST_SEAMS
 /* Test programs only (never in the library): use these devices instead of
  * scanning for real ones. 0, -FI_EALREADY once devices exist, -FI_ENOMEM. */

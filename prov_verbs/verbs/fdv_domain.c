@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fdv_internal.h"
+#include "fdv_dgram_int.h"
 #include "fdv_layer.h"
 
 static int fdv_domain_close(struct fid *fid)
@@ -70,7 +71,7 @@ static int fdv_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 
 static struct fi_ops_domain fdv_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
-	.av_open = fd_no_domain_av_open,	/* connected endpoints: no address vectors */
+	.av_open = fdv_av_open,		/* UD addresses, for FI_EP_DGRAM (fdv_av.c) */
 	.cq_open = fdv_cq_open,
 	.endpoint = fdv_ep_open,
 	.scalable_ep = fd_no_domain_scalable_ep,
@@ -92,7 +93,13 @@ static struct ibv_context *fdv_find_device(const char *name)
 	if (!list)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		if (!name || !strcmp(ibv_get_device_name(list[i]->device), name)) {
+		const char *dev = ibv_get_device_name(list[i]->device);
+		size_t len = strlen(dev);
+
+		/* "<device>-dgram" is the name fi_getinfo gives the device's
+		 * FI_EP_DGRAM entries (as upstream's verbs provider does). */
+		if (!name || !strcmp(dev, name) ||
+		    (!strncmp(dev, name, len) && !strcmp(name + len, "-dgram"))) {
 			found = list[i];
 			break;
 		}

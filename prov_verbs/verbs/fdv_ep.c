@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fdv_internal.h"
+#include "fdv_dgram_int.h"
 
 static struct fdv_msg_ep *fdv_msg_ep_of_fid(struct fid *fid)
 {
@@ -649,6 +650,8 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 
 	if (!domain || !info || !ep_out)
 		return -FI_EINVAL;
+	if (info->ep_attr && info->ep_attr->type == FI_EP_DGRAM)
+		return fdv_dgram_open(domain, info, ep_out, context);
 	if (info->ep_attr && info->ep_attr->type != FI_EP_MSG &&
 	    info->ep_attr->type != FI_EP_UNSPEC)
 		return -FI_EINVAL;

@@ -364,6 +364,17 @@ static const struct fi_info *fdv_template_of(const struct fdv_device_info *dev)
 	return fdv_templates[dev - fdv_devices];
 }
 
+/* The FI_EP_MSG template of device i of fdv_devices_get, from which
+ * fdv_dgram.c derives its FI_EP_DGRAM one; NULL when it has none. */
+const struct fi_info *fdv_msg_template(int i, const struct fdv_device_info **dev)
+{
+	fdv_templates_init();
+	if (i < 0 || i >= fdv_ndevices)
+		return NULL;
+	*dev = &fdv_devices[i];
+	return fdv_templates[i];
+}
+
 #ifdef FDV_TEST_SEAMS
 const struct fi_info *fdv_test_template(const char *domain_name)
 {
@@ -820,9 +831,50 @@ static int fdv_prov_attr_info(uint32_t version, struct fi_info **info)
 	return 0;
 }
 
+static int fdv_msg_getinfo(uint32_t version, const char *node, const char *service,
+			   uint64_t flags, const struct fi_info *hints,
+			   struct fi_info **info);
+
+/* FI_EP_MSG entries first, then FI_EP_DGRAM ones (fdv_dgram.c). */
 int fdv_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info)
+{
+	enum fi_ep_type type = hints && hints->ep_attr ? hints->ep_attr->type :
+			       FI_EP_UNSPEC;
+	struct fi_info **tail;
+	int ret;
+
+	if (!info)
+		return -FI_EINVAL;
+	*info = NULL;
+	ret = fdv_abi_check();
+	if (ret)
+		return ret;
+	if (type != FI_EP_UNSPEC && type != FI_EP_MSG && type != FI_EP_DGRAM) {
+		FD_DBG(FD_LOG_CORE, "only FI_EP_MSG and FI_EP_DGRAM endpoints");
+		return -FI_ENODATA;
+	}
+	ret = type == FI_EP_DGRAM ? -FI_ENODATA :
+	      fdv_msg_getinfo(version, node, service, flags, hints, info);
+	if (ret && ret != -FI_ENODATA)
+		return ret;
+	if (type == FI_EP_MSG || (flags & FI_PROV_ATTR_ONLY))
+		return ret;
+	for (tail = info; *tail; tail = &(*tail)->next)
+		;
+	ret = fdv_dgram_getinfo(version, node, service, flags, hints, &tail);
+	if (ret && ret != -FI_ENODATA) {
+		fi_freeinfo(*info);
+		*info = NULL;
+		return ret;
+	}
+	return *info ? 0 : -FI_ENODATA;
+}
+
+static int fdv_msg_getinfo(uint32_t version, const char *node, const char *service,
+			   uint64_t flags, const struct fi_info *hints,
+			   struct fi_info **info)
 {
 	struct fdv_cands cands = { 0 };
 	struct fi_info *head = NULL, **tail = &head;
@@ -832,18 +884,6 @@ int fdv_getinfo(uint32_t version, const char *node, const char *service,
 	int passive = (flags & FI_SOURCE) != 0;
 	int family, ret = 0;
 
-	if (!info)
-		return -FI_EINVAL;
-	*info = NULL;
-	ret = fdv_abi_check();
-	if (ret)
-		return ret;
-
-	if (hints && hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC &&
-	    hints->ep_attr->type != FI_EP_MSG) {
-		FD_DBG(FD_LOG_CORE, "only FI_EP_MSG endpoints");
-		return -FI_ENODATA;
-	}
 	if (flags & FI_PROV_ATTR_ONLY)
 		return fdv_prov_attr_info(version, info);
 

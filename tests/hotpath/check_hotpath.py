@@ -12,6 +12,9 @@ check then walks the probe's control flow from its entry, taking only the
 MSG side of that test: that path must have exactly the driver's indirect
 call (and the kind test must be the only one), and the other side must reach
 an ops table, so a layer's endpoint is not served by inline MSG code.
+For fi_send, fi_inject and fi_recv the layer side must also hold the
+second compare, against FDV_EP_KIND_DGRAM, whose datagram side reaches the
+driver with no other indirect call (datagram endpoints are inline too).
 
 --expect-ops-table inverts the check for the OFF build: there each probe
 must reach the provider through an indirect call that is NOT the driver's
@@ -28,6 +31,8 @@ PROBES = {
     "probe_cq_read": "poll_cq",
 }
 EP_PROBES = {"probe_send", "probe_inject", "probe_write", "probe_recv"}
+# endpoint calls a datagram endpoint has inline as well
+DGRAM_PROBES = {"probe_send", "probe_inject", "probe_recv"}
 # probes whose first argument is a CQ: their kind test reads the CQ's kind
 CQ_PROBES = {"probe_cq_read"}
 
@@ -127,6 +132,24 @@ def kind_test(insns, kind_off, layer_kind):
     return None
 
 
+def dgram_side(insns, layer_path, dgram_kind):
+    """Where the layer side's second compare, the endpoint's kind against
+    FDV_EP_KIND_DGRAM (the verbs core's datagram endpoints, inline like
+    MSG: gen/api.spec @inline-layer dgram), goes for a datagram endpoint:
+    the start of that path, or None when the layer side has no such
+    compare."""
+    for i, (a, mnem, ops) in enumerate(insns):
+        if a not in layer_path or not mnem.startswith("cmp") or \
+                not re.match(r"\$0x%x," % dgram_kind, ops):
+            continue
+        for j, (b, bm, bops) in enumerate(insns[i + 1:i + 4]):
+            if bm in ("jne", "jnz", "je", "jz"):
+                tgt = direct_target(bops)
+                nxt = insns[i + 2 + j][0]
+                return tgt if bm in ("je", "jz") else nxt
+    return None
+
+
 def main():
     binary = sys.argv[1]
     expect_ops = "--expect-ops-table" in sys.argv
@@ -155,6 +178,7 @@ def main():
         notes = []
         path = {a for a, _, _ in insns}
         layer_other = None
+        notes_ok = []
         kinded = probe in EP_PROBES or (probe in CQ_PROBES and "cq_kind" in offsets)
         if layers and kinded:
             if probe in CQ_PROBES:
@@ -181,6 +205,22 @@ def main():
                 layer_other = [indirect_of(m, o) for a, m, o in insns
                                if a in layer_path and indirect_of(m, o) is not None
                                and indirect_of(m, o) != offsets[entry]]
+                # A datagram endpoint's fi_send, fi_inject and fi_recv are
+                # inline too: behind the second compare, only the
+                # driver's indirect call.
+                if probe in DGRAM_PROBES and "dgram_kind" in offsets:
+                    start = dgram_side(insns, layer_path, offsets["dgram_kind"])
+                    if start is None:
+                        notes.append("no FDV_EP_KIND_DGRAM compare on the layer side")
+                    else:
+                        dpath = walk(insns, start)
+                        dind = [indirect_of(m, o) for a, m, o in insns
+                                if a in dpath and indirect_of(m, o) is not None]
+                        if offsets[entry] not in dind or \
+                                any(d != offsets[entry] for d in dind):
+                            notes.append("datagram side: indirect calls %s" % dind)
+                        else:
+                            notes_ok.append("datagram side: driver only")
         indirect = []
         for a, mnem, ops in insns:
             if a not in path:
@@ -204,8 +244,8 @@ def main():
             ok = len(driver) >= 1 and not other and not notes
             if layers and kinded:
                 ok = ok and bool(layer_other)
-        if notes:
-            desc += "; " + ", ".join(notes)
+        if notes or notes_ok:
+            desc += "; " + ", ".join(notes + notes_ok)
         print(("ok   " if ok else "FAIL ") + desc)
         bad += not ok
     if bad:

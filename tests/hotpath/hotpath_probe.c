@@ -59,6 +59,7 @@ int main(void)
 	/* where the endpoint-kind test reads, when a layer is compiled in */
 	printf("kind %zu\n", offsetof(struct fdv_ep_head, kind));
 	printf("layer_kind %d\n", FDV_EP_KIND_LAYER);
+	printf("dgram_kind %d\n", FDV_EP_KIND_DGRAM);
 	printf("layers %d\n", FDV_EP_LAYERS);
 	/* where the CQ-kind test of fi_cq_read reads */
 	printf("cq_kind %zu\n", offsetof(struct fdv_cq_head, kind));

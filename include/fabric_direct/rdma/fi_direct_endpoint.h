@@ -19,6 +19,13 @@
 extern "C" {
 #endif
 
+#if FDV_EP_LAYERS && !defined(FDV_DGRAM_H)
+/* defined in <fdv/fdv_dgram.h>, included at the end of this file */
+FDV_INLINE ssize_t fdv_dgram_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, void *context);
+FDV_INLINE ssize_t fdv_dgram_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr);
+FDV_INLINE ssize_t fdv_dgram_recv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, void *context);
+#endif
+
 static inline int fi_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 				struct fid_pep **pep, void *context)
 {
@@ -149,8 +156,13 @@ FDV_INLINE ssize_t fi_recv(struct fid_ep *ep, void *buf, size_t len,
 			      void *desc, fi_addr_t src_addr, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
+#if FDV_EP_LAYERS
+		if (fdv_likely(fdv_ep_kind_reload(ep) == FDV_EP_KIND_DGRAM))
+			return fdv_dgram_recv(ep, buf, len, desc, src_addr, context);
+#endif
 		return ep->msg->recv(ep, buf, len, desc, src_addr, context);
+	}
 #endif
 	return fdv_msg_recv(ep, buf, len, desc, src_addr, context);
 }
@@ -180,8 +192,13 @@ FDV_INLINE ssize_t fi_send(struct fid_ep *ep, const void *buf, size_t len,
 			      void *desc, fi_addr_t dest_addr, void *context)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
+#if FDV_EP_LAYERS
+		if (fdv_likely(fdv_ep_kind_reload(ep) == FDV_EP_KIND_DGRAM))
+			return fdv_dgram_send(ep, buf, len, desc, dest_addr, context);
+#endif
 		return ep->msg->send(ep, buf, len, desc, dest_addr, context);
+	}
 #endif
 	return fdv_msg_send(ep, buf, len, desc, dest_addr, context);
 }
@@ -211,8 +228,13 @@ FDV_INLINE ssize_t fi_inject(struct fid_ep *ep, const void *buf, size_t len,
 				fi_addr_t dest_addr)
 {
 #if FDV_EP_LAYERS
-	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER))
+	if (fdv_unlikely(fdv_ep_kind(ep) & FDV_EP_KIND_LAYER)) {
+#if FDV_EP_LAYERS
+		if (fdv_likely(fdv_ep_kind_reload(ep) == FDV_EP_KIND_DGRAM))
+			return fdv_dgram_inject(ep, buf, len, dest_addr);
+#endif
 		return ep->msg->inject(ep, buf, len, dest_addr);
+	}
 #endif
 	return fdv_msg_inject(ep, buf, len, dest_addr);
 }
@@ -241,6 +263,10 @@ FDV_INLINE ssize_t fi_injectdata(struct fid_ep *ep, const void *buf,
 
 #ifdef __cplusplus
 }
+#endif
+
+#if FDV_EP_LAYERS
+#include <fdv/fdv_dgram.h>
 #endif
 
 #endif /* FD_RDMA_FI_ENDPOINT_H */

@@ -36,6 +36,9 @@ struct fdv_more;
 enum fdv_ep_kind {
 	FDV_EP_KIND_MSG = 0,
 	FDV_EP_KIND_LAYER = 1,	/* a layer over verbs: calls via ep->msg etc. */
+	/* FI_EP_DGRAM (fdv_dgram.h): the layer bit, so the MSG line keeps
+	 * its one test; inline calls behind a second compare. */
+	FDV_EP_KIND_DGRAM = 3,
 };
 
 struct fdv_ep_head {
