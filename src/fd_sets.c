@@ -12,6 +12,7 @@
 #include "fd_core.h"
 #include "fd_enosys.h"
 #include "fd_sets.h"
+#include "fd_util.h"
 
 /* ---- common: the member list ---- */
 
@@ -139,14 +140,6 @@ static struct fd_waitable *fd_waitable_of(struct fid *fid)
 	return w;
 }
 
-static long fd_sets_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- wait sets ---- */
 
 struct fd_wait {
@@ -204,7 +197,7 @@ int fd_wait_trywait(struct fid *fid)
 static int fd_wait_wait(struct fid_wait *ws, int timeout)
 {
 	struct fd_wait *s = fd_wait_of(ws);
-	long end = timeout < 0 ? -1 : fd_sets_now_ms() + timeout;
+	long end = timeout < 0 ? -1 : fd_now_ms() + timeout;
 
 	if (!s)
 		return -FI_EINVAL;
@@ -221,7 +214,7 @@ static int fd_wait_wait(struct fid_wait *ws, int timeout)
 		if (ret)
 			return ret;
 		if (end >= 0) {
-			left = end - fd_sets_now_ms();
+			left = end - fd_now_ms();
 			if (left < 0)
 				left = 0;
 		}
@@ -314,33 +307,20 @@ static int fd_wait_close(struct fid *fid)
 	return 0;
 }
 
-static int fd_wait_control(struct fid *fid, int command, void *arg)
+static int fd_wait_fid_control(struct fid *fid, int command, void *arg)
 {
 	struct fd_wait *s = fd_wait_of((struct fid_wait *)fid);
 
 	if (!s)
 		return -FI_EINVAL;
-	switch (command) {
-	case FI_GETWAIT:
-		if (!arg)
-			return -FI_EINVAL;
-		*(int *)arg = s->epfd;
-		return 0;
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = FI_WAIT_FD;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return fd_wait_control(command, arg, s->epfd, FI_WAIT_FD);
 }
 
 static struct fi_ops fd_wait_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fd_wait_close,
 	.bind = fd_no_fid_bind,
-	.control = fd_wait_control,
+	.control = fd_wait_fid_control,
 	.ops_open = fd_no_fid_ops_open,
 	.tostr = fd_no_fid_tostr,
 	.ops_set = fd_no_fid_ops_set,

@@ -38,6 +38,7 @@
 
 #include "fdm_ep.h"
 #include "fd_sets.h"
+#include "fd_util.h"
 #include "fdm_atomic.h"
 #include "fdm_proto.h"
 
@@ -217,8 +218,6 @@ static inline void fdm_unlock(struct fdm_domain *d)
 	if (d->locked)
 		pthread_mutex_unlock(&d->mutex);
 }
-
-long fdm_now_ms(void);
 
 /* fdm_getinfo.c */
 int fdm_getinfo(uint32_t version, const char *node, const char *service,

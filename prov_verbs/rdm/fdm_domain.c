@@ -19,14 +19,6 @@
 #include "fdm_cntr.h"
 #include "fdv_layer.h"
 
-long fdm_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 /* ---- fabric ---- */
 
 static int fdm_fabric_close(struct fid *fid)

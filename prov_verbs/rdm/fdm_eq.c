@@ -228,7 +228,7 @@ static ssize_t fdm_eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 	eq = fdm_eq_of(eq_fid);
 	if (eq->wait_obj == FI_WAIT_NONE)
 		return -FI_EINVAL;
-	deadline = timeout >= 0 ? fdm_now_ms() + timeout : 0;
+	deadline = timeout >= 0 ? fd_now_ms() + timeout : 0;
 	for (;;) {
 		struct pollfd p = { .fd = eq->efd, .events = POLLIN };
 		int wait_ms = -1;
@@ -237,7 +237,7 @@ static ssize_t fdm_eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 		if (ret != -FI_EAGAIN)
 			return ret;
 		if (timeout >= 0) {
-			wait_ms = (int)(deadline - fdm_now_ms());
+			wait_ms = (int)(deadline - fd_now_ms());
 			if (wait_ms <= 0)
 				return -FI_EAGAIN;
 		}

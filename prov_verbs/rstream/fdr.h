@@ -27,6 +27,7 @@
 
 #include "fd_core.h"
 #include "fd_enosys.h"
+#include "fd_util.h"
 #include "fdv_layer.h"
 #include "fdr_lock.h"
 #include "fdr_proto.h"
@@ -34,8 +35,6 @@
 #define FDR_PROV_NAME		"verbs;rstream"
 #define FDR_CORE_PROV_NAME	"verbs"
 
-#define fdr_container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 /* Defaults, as upstream's rstream had them. */
 #define FDR_DEF_BUF_SIZE	(32u * 1024)
@@ -236,7 +235,7 @@ ssize_t fdr_stream_recv(struct fid_ep *ep, const struct iovec *iov,
 
 static inline struct fdr_ep *fdr_ep_of(struct fid_ep *ep_fid)
 {
-	return fdr_container_of(ep_fid, struct fdr_ep, ep_fid);
+	return fd_container_of(ep_fid, struct fdr_ep, ep_fid);
 }
 
 /* fdr_fabric.c */
@@ -266,7 +265,6 @@ void fdr_eq_push_error(struct fdr_eq *eq, struct fid *fid, void *context,
 		       size_t err_len);
 /* Release what an unread FI_CONNREQ's info holds (fdr_cm.c). */
 void fdr_connreq_drop(struct fi_info *info);
-int fdr_errno(int err);
 
 /* fdr_cm.c: FI_OPT_CM_DATA_SIZE, answered by both endpoint kinds */
 int fdr_opt_get_cm_data(int level, int optname, void *optval, size_t *optlen,

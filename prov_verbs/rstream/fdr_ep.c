@@ -62,7 +62,7 @@ static int fdr_opt_put(void *optval, size_t *optlen, size_t v)
 static int fdr_ep_setopt(fid_t fid, int level, int optname,
 			 const void *optval, size_t optlen)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fd_container_of(fid, struct fid_ep, fid));
 	size_t v;
 	int ret;
 
@@ -115,7 +115,7 @@ static int fdr_ep_setopt(fid_t fid, int level, int optname,
 static int fdr_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			 size_t *optlen)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fd_container_of(fid, struct fid_ep, fid));
 
 	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
@@ -217,7 +217,7 @@ static int fdr_ep_enable(struct fdr_ep *ep)
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
 	if (epoll_ctl(ep->waitfd, EPOLL_CTL_ADD, fd, &ev)) {
-		ret = -fdr_errno(errno);
+		ret = -fd_errno_to_fi(errno);
 		goto err;
 	}
 	/* Every credit the peer will be given is a receive posted now. */
@@ -242,7 +242,7 @@ err:
 
 static int fdr_ep_control(struct fid *fid, int command, void *arg)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fd_container_of(fid, struct fid_ep, fid));
 	int ret;
 
 	switch (command) {
@@ -257,21 +257,15 @@ static int fdr_ep_control(struct fid *fid, int command, void *arg)
 		fdr_lock(&ep->lock);
 		fdr_wait_fd_used(ep);
 		fdr_unlock(&ep->lock);
-		*(int *)arg = ep->waitfd;
-		return 0;
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = FI_WAIT_FD;
-		return 0;
+		/* fall through */
 	default:
-		return -FI_ENOSYS;
+		return fd_wait_control(command, arg, ep->waitfd, FI_WAIT_FD);
 	}
 }
 
 static int fdr_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fd_container_of(fid, struct fid_ep, fid));
 	struct fdr_eq *eq;
 	int ret;
 
@@ -316,7 +310,7 @@ static int fdr_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 static int fdr_ep_close(struct fid *fid)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fd_container_of(fid, struct fid_ep, fid));
 
 	fdr_lock(&ep->lock);
 	/* Closing a connected stream ends it in order, as close(2) does. */
@@ -385,7 +379,7 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 		if (!req)
 			return -FI_EINVAL;	/* not one of our connection requests */
 	}
-	dom = fdr_container_of(domain, struct fdr_domain, domain_fid);
+	dom = fd_container_of(domain, struct fdr_domain, domain_fid);
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
@@ -395,7 +389,7 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->waitfd = epoll_create1(EPOLL_CLOEXEC);
 	ep->info = fi_dupinfo(info);
 	if (ep->efd < 0 || ep->waitfd < 0) {
-		ret = -fdr_errno(errno);
+		ret = -fd_errno_to_fi(errno);
 		goto err;
 	}
 	if (!ep->info) {
@@ -422,7 +416,7 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ev.events = EPOLLIN;
 	if (epoll_ctl(ep->waitfd, EPOLL_CTL_ADD, ep->efd, &ev) ||
 	    epoll_ctl(ep->waitfd, EPOLL_CTL_ADD, ep->src.fd, &ev)) {
-		ret = -fdr_errno(errno);
+		ret = -fd_errno_to_fi(errno);
 		goto err;
 	}
 

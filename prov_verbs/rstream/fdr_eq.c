@@ -31,13 +31,7 @@ struct fdr_eq_entry {
 
 static struct fdr_eq *fdr_eq_of(struct fid_eq *eq)
 {
-	return fdr_container_of(eq, struct fdr_eq, eq_fid);
-}
-
-int fdr_errno(int err)
-{
-	/* fi_errno values are the errno values for what the system reports */
-	return err > 0 ? err : FI_EIO;
+	return fd_container_of(eq, struct fdr_eq, eq_fid);
 }
 
 /* ---- the queue (lock held) ---- */
@@ -150,7 +144,7 @@ int fdr_eq_add_src(struct fdr_eq *eq, struct fdr_eq_src *src)
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
 	if (src->fd >= 0 && epoll_ctl(eq->epfd, EPOLL_CTL_ADD, src->fd, &ev))
-		return -fdr_errno(errno);
+		return -fd_errno_to_fi(errno);
 	pthread_mutex_lock(&eq->src_lock);
 	src->next = eq->srcs;
 	eq->srcs = src;
@@ -353,7 +347,7 @@ static ssize_t fdr_eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 				return -FI_EAGAIN;
 		}
 		if (epoll_wait(eq->epfd, &ev, 1, wait_ms) < 0 && errno != EINTR)
-			return -fdr_errno(errno);
+			return -fd_errno_to_fi(errno);
 	}
 }
 
@@ -397,7 +391,7 @@ int fdr_eq_trywait(struct fdr_eq *eq)
 
 static int fdr_eq_close(struct fid *fid)
 {
-	struct fdr_eq *eq = fdr_eq_of(fdr_container_of(fid, struct fid_eq, fid));
+	struct fdr_eq *eq = fdr_eq_of(fd_container_of(fid, struct fid_eq, fid));
 	struct fdr_eq_entry *e;
 
 	if (atomic_load(&eq->refs))
@@ -418,7 +412,7 @@ static int fdr_eq_close(struct fid *fid)
 
 static int fdr_eq_control(struct fid *fid, int command, void *arg)
 {
-	struct fdr_eq *eq = fdr_eq_of(fdr_container_of(fid, struct fid_eq, fid));
+	struct fdr_eq *eq = fdr_eq_of(fd_container_of(fid, struct fid_eq, fid));
 
 	switch (command) {
 	case FI_GETWAIT:
@@ -452,7 +446,7 @@ struct fdr_eq *fdr_eq_of_fid(struct fid *fid)
 {
 	if (!fid || fid->fclass != FI_CLASS_EQ || fid->ops != &fdr_eq_fid_ops)
 		return NULL;
-	return fdr_eq_of(fdr_container_of(fid, struct fid_eq, fid));
+	return fdr_eq_of(fd_container_of(fid, struct fid_eq, fid));
 }
 
 int fdr_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
@@ -494,11 +488,11 @@ int fdr_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		if (eq->epfd >= 0)
 			close(eq->epfd);
 		free(eq);
-		return -fdr_errno(err);
+		return -fd_errno_to_fi(err);
 	}
 	pthread_mutex_init(&eq->lock, NULL);
 	pthread_mutex_init(&eq->src_lock, NULL);
-	eq->fabric = fdr_container_of(fabric, struct fdr_fabric, fabric_fid);
+	eq->fabric = fd_container_of(fabric, struct fdr_fabric, fabric_fid);
 	eq->wait_obj = wait;
 	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
 	eq->eq_fid.fid.context = context;

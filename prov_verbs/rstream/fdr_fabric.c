@@ -8,7 +8,7 @@
 
 static struct fdr_fabric *fdr_fabric_of(struct fid *fid)
 {
-	return fdr_container_of(fid, struct fdr_fabric, fabric_fid.fid);
+	return fd_container_of(fid, struct fdr_fabric, fabric_fid.fid);
 }
 
 static int fdr_fabric_close(struct fid *fid)

@@ -31,20 +31,6 @@ static void *fdr_ctx(unsigned tag, uint64_t val)
 	return (void *)(uintptr_t)(val << 2 | tag);
 }
 
-static uint32_t fdr_load_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static void fdr_store_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 /* ---- errors ---- */
 
 /* The connection is unusable from now on; the first cause sticks. */
@@ -139,7 +125,7 @@ static int fdr_post_word(struct fdr_ep *ep, uint32_t word)
 	if (ep->iwarp) {
 		uint8_t *slot = ep->tx_slots + 4 * (size_t)(ep->tx_slot_next++ % ep->tx_size);
 
-		fdr_store_be32(slot, word);
+		fd_put_be32(slot, word);
 		ret = fi_send(ep->iep, slot, 4, ep->desc, 0,
 				   fdr_ctx(FDR_CTX_CTRL, 0));
 	} else {
@@ -193,7 +179,7 @@ static void fdr_handle_recv(struct fdr_ep *ep, const struct fi_cq_data_entry *e)
 		kind = FDR_RX_SEND_IMM;
 	else
 		kind = FDR_RX_SEND;
-	word = kind == FDR_RX_SEND ? fdr_load_be32(ep->rx_slots + 4 * (size_t)slot) :
+	word = kind == FDR_RX_SEND ? fd_get_be32(ep->rx_slots + 4 * (size_t)slot) :
 				     (uint32_t)e->data;
 	why = fdr_msg_decode(&m, ep->iwarp, kind,
 			     e->len > UINT32_MAX ? UINT32_MAX : (uint32_t)e->len, word);
@@ -442,7 +428,7 @@ static ssize_t fdr_post_data(struct fdr_ep *ep, uint32_t len, uint32_t tx_off,
 	{
 		uint8_t *slot = ep->tx_slots + 4 * (size_t)(ep->tx_slot_next++ % ep->tx_size);
 
-		fdr_store_be32(slot, fdr_word_data(len));
+		fd_put_be32(slot, fdr_word_data(len));
 		ret = fi_send(ep->iep, slot, 4, ep->desc, 0,
 				   fdr_ctx(FDR_CTX_CTRL, 0));
 	}

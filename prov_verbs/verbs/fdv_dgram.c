@@ -444,12 +444,12 @@ static int fdv_dgram_enable(struct fdv_dgram_full *e)
 		err = errno;
 		FD_WARN(FD_LOG_EP_CTRL, "ibv_create_qp (UD, sq %u rq %u): %s",
 			attr.cap.max_send_wr, attr.cap.max_recv_wr, strerror(err));
-		return -fdv_errno_to_fi(err);
+		return -fd_errno_to_fi(err);
 	}
 	err = fdv_dgram_modify(e);
 	if (err) {
 		FD_WARN(FD_LOG_EP_CTRL, "ibv_modify_qp (UD): %s", strerror(err));
-		ret = -fdv_errno_to_fi(err);
+		ret = -fd_errno_to_fi(err);
 		goto err_qp;
 	}
 	e->d.ep.inject_size = attr.cap.max_inline_data < e->d.ep.inject_size ?
@@ -472,7 +472,7 @@ static int fdv_dgram_enable(struct fdv_dgram_full *e)
 	e->bounce_mr = ibv_reg_mr(e->domain->pd, e->bounce,
 				  (size_t)e->d.ep.slot_count * e->stride, IBV_ACCESS_LOCAL_WRITE);
 	if (!e->bounce_mr) {
-		ret = -fdv_errno_to_fi(errno);
+		ret = -fd_errno_to_fi(errno);
 		goto err_slots;
 	}
 	ret = fdv_cq_add_qp(e->rx_cq, e->qp->qp_num, &e->d.ep);

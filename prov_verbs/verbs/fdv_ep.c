@@ -22,7 +22,7 @@ ssize_t fdv_ep_post_failed(struct fdv_ep *ep_in, int ret)
 	if (ret == ENOMEM || ret == EAGAIN)
 		return -FI_EAGAIN;
 	FD_DBG(FD_LOG_EP_DATA, "post failed: %s", strerror(ret));
-	return -fdv_errno_to_fi(ret);
+	return -fd_errno_to_fi(ret);
 }
 
 /* Why an endpoint cannot post now; the library's own slow paths ask it
@@ -431,7 +431,7 @@ static int fdv_ep_enable(struct fdv_msg_ep *ep)
 		FD_WARN(FD_LOG_EP_CTRL, "rdma_create_qp (sq %u rq %u inline %u): %s",
 			attr.cap.max_send_wr, attr.cap.max_recv_wr,
 			attr.cap.max_inline_data, strerror(err));
-		return -fdv_errno_to_fi(err);
+		return -fd_errno_to_fi(err);
 	}
 	ep->ep.inject_size = tx && tx->inject_size < attr.cap.max_inline_data ?
 		(uint32_t)tx->inject_size : attr.cap.max_inline_data;
@@ -620,7 +620,7 @@ static struct fi_ops fdv_ep_fid_ops = {
 static int fdv_ep_resolve(struct fdv_msg_ep *ep, const struct fi_info *info)
 {
 	if (rdma_create_id(NULL, &ep->id, &ep->ep.ep_fid.fid, RDMA_PS_TCP))
-		return -fdv_errno_to_fi(errno);
+		return -fd_errno_to_fi(errno);
 	if (!info->dest_addr)
 		return 0;	/* fi_connect will have nowhere to go: -FI_EINVAL at enable */
 	/* The id has no event channel yet, so rdma_cm resolves synchronously;
@@ -636,7 +636,7 @@ static int fdv_ep_resolve(struct fdv_msg_ep *ep, const struct fi_info *info)
 			    info->dest_addrlen);
 		FD_WARN(FD_LOG_EP_CTRL, "resolving the peer address %s: %s",
 			peer, strerror(err));
-		return -fdv_errno_to_fi(err);
+		return -fd_errno_to_fi(err);
 	}
 	return 0;
 }

@@ -351,7 +351,7 @@ static ssize_t fdv_eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 		}
 		rc = epoll_wait(eq->epfd, &ev, 1, wait_ms);
 		if (rc < 0 && errno != EINTR)
-			return -fdv_errno_to_fi(errno);
+			return -fd_errno_to_fi(errno);
 	}
 }
 
@@ -396,7 +396,7 @@ int fdv_eq_attach(struct fdv_eq *eq, struct rdma_cm_id *id)
 	if (id->channel == eq->channel)
 		return 0;
 	if (rdma_migrate_id(id, eq->channel))
-		return -fdv_errno_to_fi(errno);
+		return -fd_errno_to_fi(errno);
 	return 0;
 }
 
@@ -572,5 +572,5 @@ err:
 	if (eq->epfd >= 0)
 		close(eq->epfd);
 	free(eq);
-	return -fdv_errno_to_fi(err);
+	return -fd_errno_to_fi(err);
 }

@@ -32,6 +32,7 @@
 #include "fd_core.h"
 #include "fd_enosys.h"
 #include "fd_sets.h"
+#include "fd_util.h"
 #include "fdv_ops.h"
 #include "fdv_cm_data.h"
 #include "fdv_param.h"
@@ -261,7 +262,6 @@ void fdv_msg_ep_set_qp_tx(struct fdv_msg_ep *ep, struct ibv_qp *qp);
 
 /* helpers shared by the control path; fields a table does not implement
  * point at the core's shared stubs (fd_enosys.h) */
-int fdv_errno_to_fi(int err);
 int fdv_wc_status_to_fi(enum ibv_wc_status status);
 int fdv_opt_get_cm_data_size(int level, int optname, void *optval,
 			     size_t *optlen, size_t cm_data_max);
@@ -291,7 +291,7 @@ static inline int fdv_domain_scratch(struct fdv_domain *dom, uint64_t **addr, ui
 		dom->scratch_mr = ibv_reg_mr(dom->pd, dom->scratch, 64,
 					     IBV_ACCESS_LOCAL_WRITE);
 		if (!dom->scratch_mr) {
-			ret = -fdv_errno_to_fi(errno);
+			ret = -fd_errno_to_fi(errno);
 			free(dom->scratch);
 			dom->scratch = NULL;
 			goto out;

@@ -39,7 +39,7 @@ static int fdv_srx_close(struct fid *fid)
 	ret = ibv_destroy_srq(srx->ep.srq);
 	if (ret) {
 		FD_WARN(FD_LOG_EP_CTRL, "ibv_destroy_srq: %s", strerror(ret));
-		return -fdv_errno_to_fi(ret);
+		return -fd_errno_to_fi(ret);
 	}
 	atomic_fetch_sub(&srx->domain->refs, 1);
 	fdv_lock_destroy(&srx->ep.lock);
@@ -175,7 +175,7 @@ int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
 		FD_WARN(FD_LOG_EP_CTRL, "ibv_create_srq (%zu entries, %zu sge): %s",
 			size, iov_limit, strerror(ret));
 		free(srx);
-		return -fdv_errno_to_fi(ret);
+		return -fd_errno_to_fi(ret);
 	}
 	if (attr)
 		srx->attr = *attr;

@@ -1,33 +1,8 @@
-/* Error translation and the "not supported" fid ops shared by every
- * object of the verbs provider. */
+/* Completion-status translation and the "not supported" fid ops shared
+ * by every object of the verbs provider (errno: fd_errno_to_fi, core). */
 #include <errno.h>
 
 #include "fdv_internal.h"
-
-int fdv_errno_to_fi(int err)
-{
-	switch (err) {
-	case 0:
-		return 0;
-	case ENOMEM:
-		return FI_ENOMEM;
-	case EAGAIN:
-		return FI_EAGAIN;
-	case ENODEV:
-		return FI_ENODEV;
-	case ETIMEDOUT:
-		return FI_ETIMEDOUT;
-	case ECONNREFUSED:
-		return FI_ECONNREFUSED;
-	case EADDRINUSE:
-		return FI_EADDRINUSE;
-	case EADDRNOTAVAIL:
-		return FI_EADDRNOTAVAIL;
-	default:
-		/* libfabric's codes below 256 are errno values */
-		return err > 0 && err < FI_ERRNO_OFFSET ? err : FI_EOTHER;
-	}
-}
 
 int fdv_wc_status_to_fi(enum ibv_wc_status status)
 {

@@ -23,7 +23,7 @@ if(FABRIC_DIRECT_RDM)
   add_executable(test_rdm_proto ${CMAKE_CURRENT_SOURCE_DIR}/host/test_rdm_proto.c
                  ${FD_SRC}/prov_verbs/rdm/fdm_proto.c)
   target_include_directories(test_rdm_proto PRIVATE ${FD_SRC}/prov_verbs/rdm
-                             ${FD_SRC}/prov_verbs/include
+                             ${FD_SRC}/prov_verbs/include ${FD_SRC}/src/include
                              ${CMAKE_CURRENT_SOURCE_DIR}/include)
   target_link_libraries(test_rdm_proto PRIVATE fabric::fabric)
   target_compile_options(test_rdm_proto PRIVATE ${FD_WARNINGS})
