@@ -324,7 +324,7 @@ static ssize_t fdm_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				fi_addr_t *src, const void *cond, int timeout)
 {
 	struct fdm_cq *cq = fdm_cq_of(cq_fid);
-	long end = timeout < 0 ? -1 : fdm_now_ms() + timeout;
+	long end = timeout < 0 ? -1 : fd_now_ms() + timeout;
 	unsigned spins = 0;
 	ssize_t ret;
 
@@ -338,7 +338,7 @@ static ssize_t fdm_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			return ret;
 		if (__atomic_exchange_n(&cq->signaled, 0, __ATOMIC_ACQ_REL))
 			return -FI_EAGAIN;
-		left = end < 0 ? -1 : end - fdm_now_ms();
+		left = end < 0 ? -1 : end - fd_now_ms();
 		if (end >= 0 && left <= 0)
 			return -FI_EAGAIN;
 		if (cq->epfd < 0) {
@@ -427,27 +427,8 @@ static int fdm_cq_control(struct fid *fid, int command, void *arg)
 {
 	struct fdm_cq *cq = fdv_container_of(fid, struct fdm_cq, cq_fid.fid);
 
-	switch (command) {
-	case FI_GETWAIT:
-		if (!arg)
-			return -FI_EINVAL;
-		if (cq->epfd < 0)
-			return -FI_ENODATA;
-		*(int *)arg = cq->epfd;
-		return 0;
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = cq->epfd < 0 ? FI_WAIT_NONE : FI_WAIT_FD;
-		return 0;
-	case FD_CTL_WAITABLE:
-		if (!arg)
-			return -FI_EINVAL;
-		*(struct fd_waitable **)arg = &cq->waitable;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return fd_waitable_control(command, arg, &cq->waitable, cq->epfd,
+				   cq->epfd < 0 ? FI_WAIT_NONE : FI_WAIT_FD);
 }
 
 static struct fi_ops fdm_cq_fi_ops = {

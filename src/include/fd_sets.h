@@ -27,6 +27,8 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
 
+#include "fd_util.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -74,6 +76,20 @@ int fd_wait_join(struct fd_waitable *w, struct fid_wait *ws, struct fid *member)
 void fd_wait_leave(struct fd_waitable *w, struct fid *member);
 /* A fabric's trywait, for a fid of class FI_CLASS_WAIT. */
 int fd_wait_trywait(struct fid *waitset);
+
+/* The whole fi_control of a set member for the wait commands:
+ * FD_CTL_WAITABLE hands out w; FI_GETWAIT / FI_GETWAITOBJ as
+ * fd_wait_control (fd < 0: no wait fd); anything else -FI_ENOSYS. */
+static inline int fd_waitable_control(int command, void *arg, struct fd_waitable *w,
+				      int fd, enum fi_wait_obj obj)
+{
+	if (command != FD_CTL_WAITABLE)
+		return fd_wait_control(command, arg, fd, obj);
+	if (!arg)
+		return -FI_EINVAL;
+	*(struct fd_waitable **)arg = w;
+	return 0;
+}
 
 static inline bool fd_waitable_busy(struct fd_waitable *w)
 {
