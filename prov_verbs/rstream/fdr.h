@@ -27,6 +27,7 @@
 
 #include "fd_core.h"
 #include "fd_enosys.h"
+#include "fd_eq.h"
 #include "fd_util.h"
 #include "fdv_layer.h"
 #include "fdr_lock.h"
@@ -90,21 +91,13 @@ struct fdr_eq_src {
 	int fd;
 };
 
-struct fdr_eq_entry;
-
+/* The rstream EQ: the core's (queue, wait fd, fi_ops) plus its sources. */
 struct fdr_eq {
-	struct fid_eq eq_fid;
+	struct fd_eq core;		/* first */
 	struct fdr_fabric *fabric;
-	enum fi_wait_obj wait_obj;
-	int epfd;			/* FI_GETWAIT: efd + every source's fd */
-	int efd;			/* readable while entries are queued */
-	/* Order: src_lock, then a source's own lock, then lock. */
+	/* Order: src_lock, then a source's own lock, then core.lock. */
 	pthread_mutex_t src_lock;	/* the sources; held while pumping */
 	struct fdr_eq_src *srcs;
-	pthread_mutex_t lock;		/* the queue */
-	struct fdr_eq_entry *head, *tail;
-	struct fdr_eq_entry *last_err;	/* readerr's err_data, until the next read */
-	atomic_int refs;
 };
 
 enum fdr_state {

@@ -431,12 +431,14 @@ static int fdv_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		return -FI_EINVAL;	/* one EQ for the endpoint's life */
 	if (!pep->id)
 		return -FI_EOPBADSTATE;
-	eq = FDV_OBJ(struct fdv_eq, eq_fid.fid, bfid);
+	eq = fdv_eq_of_fid(bfid);
+	if (!eq)
+		return -FI_EINVAL;	/* not a verbs EQ */
 	ret = fdv_eq_attach(eq, pep->id);
 	if (ret)
 		return ret;
 	pep->eq = eq;
-	atomic_fetch_add(&eq->refs, 1);
+	fd_eq_ref(&eq->core, 1);
 	return 0;
 }
 
@@ -445,11 +447,11 @@ static int fdv_pep_close(struct fid *fid)
 	struct fdv_pep *pep = FDV_OBJ(struct fdv_pep, pep_fid.fid, fid);
 
 	if (pep->eq)
-		fdv_eq_forget(pep->eq, fid);
+		fd_eq_forget(&pep->eq->core, fid);
 	if (pep->id && rdma_destroy_id(pep->id))
 		FD_WARN(FD_LOG_EP_CTRL, "rdma_destroy_id: %s", strerror(errno));
 	if (pep->eq)
-		atomic_fetch_sub(&pep->eq->refs, 1);
+		fd_eq_ref(&pep->eq->core, -1);
 	atomic_fetch_sub(&pep->fabric->refs, 1);
 	fi_freeinfo(pep->info);
 	free(pep);

@@ -344,12 +344,14 @@ static int fdv_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			return -FI_EBADFLAGS;
 		if (ep->eq)
 			return -FI_EINVAL;
-		eq = FDV_OBJ(struct fdv_eq, eq_fid.fid, bfid);
+		eq = fdv_eq_of_fid(bfid);
+		if (!eq)
+			return -FI_EINVAL;	/* not a verbs EQ */
 		ret = fdv_eq_attach(eq, ep->id);
 		if (ret)
 			return ret;
 		ep->eq = eq;
-		atomic_fetch_add(&eq->refs, 1);
+		fd_eq_ref(&eq->core, 1);
 		return 0;
 	case FI_CLASS_SRX_CTX:
 		if (flags)
@@ -574,7 +576,7 @@ static int fdv_ep_close(struct fid *fid)
 		fdv_msg_ep_disconnect(ep);
 	if (ep->eq) {
 		fdv_eq_unwatch_connect(ep->eq, ep);
-		fdv_eq_forget(ep->eq, fid);
+		fd_eq_forget(&ep->eq->core, fid);
 	}
 	if (ep->id) {
 		/* Completions of this QP still in the CQ no longer find its
@@ -593,7 +595,7 @@ static int fdv_ep_close(struct fid *fid)
 	if (ep->rx_cq)
 		atomic_fetch_sub(&ep->rx_cq->refs, 1);
 	if (ep->eq)
-		atomic_fetch_sub(&ep->eq->refs, 1);
+		fd_eq_ref(&ep->eq->core, -1);
 	if (ep->srx)
 		atomic_fetch_sub(&ep->srx->refs, 1);
 	atomic_fetch_sub(&ep->domain->refs, 1);

@@ -53,7 +53,7 @@ int fdv_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 			ret = fdv_cq_trywait(FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fids[i]));
 			break;
 		case FI_CLASS_EQ:
-			ret = fdv_eq_trywait(FDV_OBJ(struct fdv_eq, eq_fid.fid, fids[i]));
+			ret = fdv_eq_of_fid(fids[i]) ? fd_eq_trywait(fd_eq_of_fid(fids[i])) : -FI_EINVAL;
 			break;
 		case FI_CLASS_WAIT:
 			ret = fd_wait_trywait(fids[i]);
