@@ -56,7 +56,7 @@ static void fd_members_del(struct fd_members *l, struct fd_member *m)
 	*m = l->m[--l->n];
 }
 
-/* Every open CQ, counter and wait set of this library, so that a set can
+/* Every open CQ, EQ, counter and wait set of this library, so that a set can
  * tell a live object from a closed (freed) one by its address alone,
  * before touching it: adding a closed object is then -FI_EINVAL, not a
  * read of freed memory. Opens and closes only; a linear list will do. */
@@ -125,7 +125,7 @@ void fd_waitable_fini(struct fd_waitable *w, struct fid *fid)
 	fd_live_del(fid);
 }
 
-/* The member side of an object, if it is an open CQ or counter of this
+/* The member side of an object, if it is an open CQ, EQ or counter of this
  * library that can be in a set. */
 static struct fd_waitable *fd_waitable_of(struct fid *fid)
 {
@@ -133,7 +133,8 @@ static struct fd_waitable *fd_waitable_of(struct fid *fid)
 
 	if (!fid || !fd_live_has(fid))
 		return NULL;	/* NULL, closed, or not ours */
-	if (!fid->ops || (fid->fclass != FI_CLASS_CQ && fid->fclass != FI_CLASS_CNTR))
+	if (!fid->ops || (fid->fclass != FI_CLASS_CQ && fid->fclass != FI_CLASS_CNTR &&
+			  fid->fclass != FI_CLASS_EQ))
 		return NULL;
 	if (!fid->ops->control || fid->ops->control(fid, FD_CTL_WAITABLE, &w) || !w)
 		return NULL;
@@ -407,8 +408,8 @@ static int fd_poll_add(struct fid_poll *ps, struct fid *fid, uint64_t flags)
 	if (flags)
 		return -FI_EBADFLAGS;
 	w = fd_waitable_of(fid);
-	if (!w || (fid->fclass == FI_CLASS_CQ && !w->ready))
-		return -FI_EINVAL;	/* not a CQ or counter of ours */
+	if (!w || (fid->fclass != FI_CLASS_CNTR && !w->ready))
+		return -FI_EINVAL;	/* not a CQ, EQ or counter of ours */
 	pthread_mutex_lock(&p->lock);
 	if (fd_members_find(&p->members, fid)) {
 		ret = -FI_EALREADY;
@@ -470,7 +471,7 @@ static int fd_poll_poll(struct fid_poll *ps, void **context, int count)
 	for (size_t i = 0; i < p->members.n && n < count; i++) {
 		struct fd_member *m = &p->members.m[i];
 
-		if (m->fid->fclass == FI_CLASS_CQ) {
+		if (m->fid->fclass != FI_CLASS_CNTR) {
 			int r = m->w->ready(m->fid);
 
 			if (r < 0) {

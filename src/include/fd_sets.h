@@ -2,12 +2,12 @@
  * provider and layer. Not installed: the core's interface to providers.
  *
  * A wait set (fi_wait_open) is an epoll fd over its members' own wait fds
- * (what fi_control(FI_GETWAIT) on each returns). A CQ or counter opened
+ * (what fi_control(FI_GETWAIT) on each returns). A CQ, EQ or counter opened
  * with wait_obj FI_WAIT_SET gets a wait fd of its own as with FI_WAIT_FD
  * and joins the set; fi_wait and fi_trywait on the set try each member
  * (arming it) before the set's fd may be slept on.
  *
- * A poll set (fi_poll_open) is a list of CQs and counters; fi_poll drives
+ * A poll set (fi_poll_open) is a list of CQs, EQs and counters; fi_poll drives
  * each and reports the contexts of those with something to read.
  *
  * What the sets need from a member object beyond the public API is one
@@ -39,7 +39,7 @@ extern "C" {
 
 struct fd_waitable {
 	/* Drive the object's progress; 1 if an entry or an error is queued
-	 * to read, 0 if not, a negative fi error. CQs only: a poll set
+	 * to read, 0 if not, a negative fi error. CQs and EQs: a poll set
 	 * compares a counter's values itself. */
 	int (*ready)(struct fid *fid);
 	/* fi_trywait on this object alone: 0 armed (its wait fd turns
