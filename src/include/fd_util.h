@@ -152,6 +152,27 @@ static inline int fd_wait_control(int command, void *arg, int fd,
 	}
 }
 
+/* ---- a layer's fi_getinfo over a core provider's entries ----
+ * Every layer (rstream, RDM) asks the provider below for entries, turns a
+ * copy of each into its own, keeps those the hints match and narrows them
+ * to the hints. What differs per layer is in these two calls. */
+struct fd_layer_wrap_ops {
+	/* Turn t (a copy of core entry c, next NULL) into the layer's entry:
+	 * 0 to keep it, 1 to skip this core entry, a negative fi error to
+	 * fail the whole call. */
+	int (*make)(struct fi_info *t, const struct fi_info *c, void *arg);
+	/* After matching and narrowing (fi is what the caller gets; hints as
+	 * the application gave them): defaults for what the hints left open.
+	 * 0 keep, 1 drop, negative fail. NULL: nothing to do. */
+	int (*finish)(struct fi_info *fi, const struct fi_info *hints, void *arg);
+};
+
+/* Takes (frees) core; *info the layer's entries in core's order, or
+ * -FI_ENODATA when none is left. Matching ignores the hints' provider
+ * name (the front end chose this provider by it). */
+int fd_layer_wrap(uint32_t version, struct fi_info *core, const struct fi_info *hints,
+		  const struct fd_layer_wrap_ops *ops, void *arg, struct fi_info **info);
+
 #ifdef __cplusplus
 }
 #endif
