@@ -38,6 +38,7 @@
 
 #include "fdm_ep.h"
 #include "fd_sets.h"
+#include "fd_lock.h"
 #include "fd_util.h"
 #include "fdm_atomic.h"
 #include "fdm_proto.h"
@@ -70,7 +71,7 @@ struct fdm_domain {
 	 * FI_PROGRESS_AUTO (the progress thread is a second caller); under
 	 * FI_THREAD_DOMAIN with manual progress the application serialises
 	 * its calls itself. */
-	pthread_mutex_t mutex;
+	fd_mutex_t mutex;
 	bool locked;
 	/* FI_PROGRESS_AUTO (data or control): the progress thread, which
 	 * sleeps on prog_epfd (wait_epfd and prog_stopfd) */
@@ -210,13 +211,13 @@ _Static_assert(offsetof(struct fdm_ep, kind) == offsetof(struct fdv_ep_head, kin
 static inline void fdm_lock(struct fdm_domain *d)
 {
 	if (d->locked)
-		pthread_mutex_lock(&d->mutex);
+		fd_mutex_lock(&d->mutex);
 }
 
 static inline void fdm_unlock(struct fdm_domain *d)
 {
 	if (d->locked)
-		pthread_mutex_unlock(&d->mutex);
+		fd_mutex_unlock(&d->mutex);
 }
 
 /* fdm_getinfo.c */

@@ -162,12 +162,12 @@ static void *fdm_progress_thread(void *arg)
 	while (!__atomic_load_n(&d->prog_stop, __ATOMIC_ACQUIRE)) {
 		int ret, timeout;
 
-		pthread_mutex_lock(&d->mutex);
+		fd_mutex_lock(&d->mutex);
 		/* every endpoint first: trywait stops at the first busy one */
 		for (struct fdm_node *n = d->eps.next; n != &d->eps; n = n->next)
 			fdm_ep_progress(fdm_entry(n, struct fdm_ep, dom_node));
 		ret = fdm_domain_trywait(d);
-		pthread_mutex_unlock(&d->mutex);
+		fd_mutex_unlock(&d->mutex);
 		if (!ret) {
 			spins = 0;
 			timeout = FDM_AUTO_IDLE_MS;
@@ -261,7 +261,7 @@ static int fdm_domain_close(struct fid *fid)
 	fdm_mr_table_free(d);
 	if (d->wait_epfd >= 0)
 		close(d->wait_epfd);
-	pthread_mutex_destroy(&d->mutex);
+	fd_mutex_destroy(&d->mutex);
 	free(d);
 	return 0;
 }
@@ -403,7 +403,7 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	ret = fi_domain(f->vfabric, core, &d->vdomain, NULL);
 	if (ret)
 		goto err;
-	pthread_mutex_init(&d->mutex, NULL);
+	fd_mutex_init(&d->mutex);
 	d->auto_progress = info->domain_attr &&
 		(info->domain_attr->data_progress == FI_PROGRESS_AUTO ||
 		 info->domain_attr->control_progress == FI_PROGRESS_AUTO);
@@ -429,7 +429,7 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		ret = fdm_progress_start(d);
 		if (ret) {
 			fi_close(&d->vdomain->fid);
-			pthread_mutex_destroy(&d->mutex);
+			fd_mutex_destroy(&d->mutex);
 			goto err;
 		}
 	}

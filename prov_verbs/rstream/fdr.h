@@ -30,7 +30,7 @@
 #include "fd_eq.h"
 #include "fd_util.h"
 #include "fdv_layer.h"
-#include "fdr_lock.h"
+#include "fd_lock.h"
 #include "fdr_proto.h"
 
 #define FDR_PROV_NAME		"verbs;rstream"
@@ -116,8 +116,8 @@ struct fdr_ep {
 	/* One lock for everything below: the transmit and receive paths
 	 * share the CQ, the credits and the state, and the CM translation
 	 * (run from the user's EQ reads) changes the state too. Not a
-	 * pthread mutex: the data path takes it on every call (fdr_lock.h). */
-	fdr_lock_t lock;
+	 * pthread mutex: the data path takes it on every call (fd_lock.h). */
+	fd_mutex_t lock;
 	struct fdr_domain *domain;
 	struct fi_info *info;		/* the user's, duplicated */
 	struct fdr_eq *ueq;		/* the user's EQ, once bound */

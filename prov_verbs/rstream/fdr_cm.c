@@ -225,9 +225,9 @@ void fdr_ep_eq_pump(struct fdr_eq_src *src)
 {
 	struct fdr_ep *ep = fd_container_of(src, struct fdr_ep, src);
 
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	fdr_ep_pump_eq(ep);
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 }
 
 /* ---- active endpoint CM calls ---- */
@@ -250,7 +250,7 @@ static int fdr_ep_connect(struct fid_ep *ep_fid, const void *addr,
 	ret = fdr_check_param(param, paramlen, ep->cm_data_max);
 	if (ret)
 		return ret;
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	if (ep->passive || ep->state != FDR_ENABLED) {
 		ret = -FI_EOPBADSTATE;
 	} else {
@@ -261,7 +261,7 @@ static int fdr_ep_connect(struct fid_ep *ep_fid, const void *addr,
 		if (!ret)
 			ep->state = FDR_CONNECTING;
 	}
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	return ret;
 }
 
@@ -278,7 +278,7 @@ static int fdr_ep_accept(struct fid_ep *ep_fid, const void *param,
 	ret = fdr_check_param(param, paramlen, ep->cm_data_max);
 	if (ret)
 		return ret;
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	if (!ep->passive || ep->state != FDR_ENABLED) {
 		ret = -FI_EOPBADSTATE;
 	} else {
@@ -289,7 +289,7 @@ static int fdr_ep_accept(struct fid_ep *ep_fid, const void *param,
 		if (!ret)
 			ep->state = FDR_CONNECTING;
 	}
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	return ret;
 }
 
@@ -303,9 +303,9 @@ static int fdr_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 	if (flags)
 		return -FI_EBADFLAGS;
 	ep = fdr_ep_of(ep_fid);
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	ret = fdr_ep_shutdown_locked(ep);
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	return ret;
 }
 

@@ -89,9 +89,9 @@ static int fdr_ep_setopt(fid_t fid, int level, int optname,
 		   v > ep->domain->max_queue) {
 		return -FI_EINVAL;
 	}
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	if (ep->state != FDR_IDLE) {
-		fdr_unlock(&ep->lock);
+		fd_mutex_unlock(&ep->lock);
 		return -FI_EOPBADSTATE;	/* the rings exist already */
 	}
 	switch (optname) {
@@ -108,7 +108,7 @@ static int fdr_ep_setopt(fid_t fid, int level, int optname,
 		ep->rx_size = (uint32_t)v;
 		break;
 	}
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	return 0;
 }
 
@@ -247,16 +247,16 @@ static int fdr_ep_control(struct fid *fid, int command, void *arg)
 
 	switch (command) {
 	case FI_ENABLE:
-		fdr_lock(&ep->lock);
+		fd_mutex_lock(&ep->lock);
 		ret = fdr_ep_enable(ep);
-		fdr_unlock(&ep->lock);
+		fd_mutex_unlock(&ep->lock);
 		return ret;
 	case FI_GETWAIT:
 		if (!arg)
 			return -FI_EINVAL;
-		fdr_lock(&ep->lock);
+		fd_mutex_lock(&ep->lock);
 		fdr_wait_fd_used(ep);
-		fdr_unlock(&ep->lock);
+		fd_mutex_unlock(&ep->lock);
 		/* fall through */
 	default:
 		return fd_wait_control(command, arg, ep->waitfd, FI_WAIT_FD);
@@ -288,9 +288,9 @@ static int fdr_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	eq = fdr_eq_of_fid(bfid);
 	if (!eq)
 		return -FI_EINVAL;	/* not an EQ of an rstream fabric */
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	if (ep->ueq || ep->state != FDR_IDLE) {
-		fdr_unlock(&ep->lock);
+		fd_mutex_unlock(&ep->lock);
 		return ep->ueq ? -FI_EINVAL : -FI_EOPBADSTATE;
 	}
 	/* Reading the user's EQ runs our translation of the internal one,
@@ -298,12 +298,12 @@ static int fdr_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	 * takes its source lock, then ours: claim the binding, and join the
 	 * EQ's sources without holding ours (lock order EQ -> endpoint). */
 	ep->ueq = eq;
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	ret = fdr_eq_add_src(eq, &ep->src);
 	if (ret) {
-		fdr_lock(&ep->lock);
+		fd_mutex_lock(&ep->lock);
 		ep->ueq = NULL;
-		fdr_unlock(&ep->lock);
+		fd_mutex_unlock(&ep->lock);
 	}
 	return ret;
 }
@@ -312,11 +312,11 @@ static int fdr_ep_close(struct fid *fid)
 {
 	struct fdr_ep *ep = fdr_ep_of(fd_container_of(fid, struct fid_ep, fid));
 
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	/* Closing a connected stream ends it in order, as close(2) does. */
 	if (ep->state == FDR_CONNECTED)
 		fdr_ep_shutdown_locked(ep);
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	if (ep->ueq)
 		fdr_eq_del_src(ep->ueq, &ep->src, &ep->ep_fid.fid);
 	if (ep->iep)
@@ -383,7 +383,7 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
-	fdr_lock_init(&ep->lock);
+	fd_mutex_init(&ep->lock);
 	ep->domain = dom;
 	ep->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	ep->waitfd = epoll_create1(EPOLL_CLOEXEC);

@@ -3,7 +3,7 @@
  * orderly end (fi_shutdown). Creation, options, enabling and close are in
  * fdr_ep.c.
  *
- * Locking: one lock per endpoint (fdr_lock.h) guards the rings, the flow
+ * Locking: one lock per endpoint (fd_lock.h) guards the rings, the flow
  * state and the internal objects, whose own data-path locks may be
  * compiled out (FDV_THREAD_SAFE 0): everything that touches them holds
  * ep->lock. */
@@ -540,7 +540,7 @@ static ssize_t fdr_stream_op(struct fid_ep *ep_fid, const struct iovec *iov,
 	if (total > SSIZE_MAX)
 		total = SSIZE_MAX;
 	ep = fdr_ep_of(ep_fid);
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	/* A few rounds at most: each arm that finds new completions
 	 * earns another look, but a caller that got nothing is told so
 	 * promptly; the wait fd is armed either way. */
@@ -559,7 +559,7 @@ static ssize_t fdr_stream_op(struct fid_ep *ep_fid, const struct iovec *iov,
 	else
 		ep->rx_waiting = ret == -FI_EAGAIN;
 	fdr_wait_update(ep);
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	return ret;
 }
 
@@ -595,10 +595,10 @@ static void fdr_wait_a_little(struct fdr_ep *ep, int ms)
 
 	if (fdr_arm(ep, true))
 		return;
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	if (poll(&pfd, 1, ms < 50 ? ms : 50) < 0 && errno != EINTR)
 		FD_DBG(FD_LOG_EP_DATA, "poll: %s", strerror(errno));
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 }
 
 /* Our side of the stream ends: a FIN behind all data, once it has a
