@@ -29,6 +29,13 @@ struct fd_eq *fd_eq_of_fid(struct fid *fid)
 	return fd_container_of(fid, struct fd_eq, eq_fid.fid);
 }
 
+struct fd_eq *fd_eq_of_class(struct fid *fid, const struct fd_eq_class *cls)
+{
+	struct fd_eq *eq = fd_eq_of_fid(fid);
+
+	return eq && eq->cls == cls ? eq : NULL;
+}
+
 /* ---- the list (lock held) ---- */
 
 static void fd_eq_push_locked(struct fd_eq *eq, struct fd_eq_entry *e)
@@ -472,22 +479,12 @@ int fd_eq_init(struct fd_eq *eq, const struct fi_eq_attr *attr, uint32_t version
 	if (attr && (attr->flags & ~(uint64_t)(FI_WRITE | FI_AFFINITY)))
 		return -FI_EBADFLAGS;
 	if (attr) {
-		switch (attr->wait_obj) {
-		case FI_WAIT_NONE:
-			wait = FI_WAIT_NONE;
-			break;
-		case FI_WAIT_UNSPEC:
-		case FI_WAIT_FD:
-			break;
-		case FI_WAIT_SET:
-			/* a wait fd of its own, joined to the set below */
-			if (fd_wait_check(attr->wait_set))
-				return -FI_EINVAL;
-			wait = FI_WAIT_SET;
-			break;
-		default:
-			return -FI_ENOSYS;
-		}
+		/* FI_WAIT_SET: a wait fd of its own, joined to the set below */
+		ret = fd_wait_obj_check(attr->wait_obj, attr->wait_set, false);
+		if (ret)
+			return ret;
+		if (attr->wait_obj == FI_WAIT_NONE || attr->wait_obj == FI_WAIT_SET)
+			wait = attr->wait_obj;
 	}
 	memset(eq, 0, sizeof(*eq));
 	eq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

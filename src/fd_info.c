@@ -379,6 +379,18 @@ struct fi_info *fi_dupinfo(const struct fi_info *info)
 
 /* ---- a layer's entries over a core provider's (fd_util.h) ---- */
 
+int fd_info_hand_out(struct fi_info *head, int ret, struct fi_info **info)
+{
+	if (ret) {
+		fi_freeinfo(head);
+		return ret;
+	}
+	if (!head)
+		return -FI_ENODATA;
+	*info = head;
+	return 0;
+}
+
 int fd_layer_wrap(uint32_t version, struct fi_info *core, const struct fi_info *hints,
 		  const struct fd_layer_wrap_ops *ops, void *arg, struct fi_info **info)
 {
@@ -435,12 +447,5 @@ int fd_layer_wrap(uint32_t version, struct fi_info *core, const struct fi_info *
 		tail = &fi->next;
 	}
 	fi_freeinfo(core);
-	if (ret) {
-		fi_freeinfo(head);
-		return ret;
-	}
-	if (!head)
-		return -FI_ENODATA;
-	*info = head;
-	return 0;
+	return fd_info_hand_out(head, ret, info);
 }

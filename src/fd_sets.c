@@ -166,6 +166,22 @@ int fd_wait_check(const struct fid_wait *ws)
 	return fd_wait_of(ws) ? 0 : -FI_EINVAL;
 }
 
+int fd_wait_obj_check(enum fi_wait_obj obj, const struct fid_wait *ws, bool yield_ok)
+{
+	switch (obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+		return 0;
+	case FI_WAIT_SET:
+		return fd_wait_check(ws);
+	case FI_WAIT_YIELD:
+		return yield_ok ? 0 : -FI_ENOSYS;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
 /* Every member armed: 0; one with something to read: -FI_EAGAIN; else
  * the member's error. Called with the lock held. */
 static int fd_wait_try_locked(struct fd_wait *s)
@@ -191,6 +207,29 @@ int fd_wait_trywait(struct fid *fid)
 	ret = fd_wait_try_locked(s);
 	pthread_mutex_unlock(&s->lock);
 	return ret;
+}
+
+int fd_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
+{
+	(void)fabric;
+	if (count < 0 || (count && !fids))
+		return -FI_EINVAL;
+	for (int i = 0; i < count; i++) {
+		struct fd_waitable *w;
+		int ret;
+
+		if (fids[i] && fids[i]->fclass == FI_CLASS_WAIT) {
+			ret = fd_wait_trywait(fids[i]);
+		} else {
+			w = fd_waitable_of(fids[i]);
+			if (!w || !w->trywait)
+				return -FI_EINVAL;
+			ret = w->trywait(fids[i]);
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* 0 when a member may have something to read (it had, or its fd fired),

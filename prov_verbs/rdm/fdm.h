@@ -306,7 +306,6 @@ int fdm_eq_write_event(struct fdm_eq *eq, uint32_t event, const void *buf, size_
  * err positive. */
 int fdm_eq_write_error(struct fdm_eq *eq, struct fid *fid, void *context,
 		       uint64_t data, int err);
-int fdm_eq_trywait(struct fid_eq *eq);
 /* Drop the layer's entries naming fid (it is closing). */
 void fdm_eq_forget(struct fdm_eq *eq, const struct fid *fid);
 

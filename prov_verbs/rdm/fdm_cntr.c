@@ -257,23 +257,14 @@ int fdm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 			return -FI_ENOSYS;
 		if (attr->flags)
 			return -FI_EINVAL;	/* fi_cntr(3) defines none */
-		switch (attr->wait_obj) {
-		case FI_WAIT_NONE:
-		case FI_WAIT_UNSPEC:
-		case FI_WAIT_FD:
-			wait = attr->wait_obj;
-			break;
-		case FI_WAIT_SET:
-			/* an fd as for FI_WAIT_FD; the domain puts the
-			 * counter into the set once its fd is complete
-			 * (fdm_cntr_join) */
-			if (fd_wait_check(attr->wait_set))
-				return -FI_EINVAL;
-			wait = FI_WAIT_FD;
-			break;
-		default:
-			return -FI_ENOSYS;	/* no mutexes or yield */
-		}
+		/* FI_WAIT_SET: an fd as for FI_WAIT_FD; the domain puts the
+		 * counter into the set once its fd is complete
+		 * (fdm_cntr_join). No mutexes or yield. */
+		int ret = fd_wait_obj_check(attr->wait_obj, attr->wait_set, false);
+
+		if (ret)
+			return ret;
+		wait = attr->wait_obj == FI_WAIT_SET ? FI_WAIT_FD : attr->wait_obj;
 	}
 
 	c = calloc(1, sizeof(*c));

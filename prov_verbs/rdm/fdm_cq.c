@@ -458,6 +458,7 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	struct fdm_domain *d = fdv_container_of(domain, struct fdm_domain, domain_fid);
 	struct fdm_cq *cq;
 	enum fi_cq_format fmt;
+	int ret;
 
 	if (!attr || !cq_out)
 		return -FI_EINVAL;
@@ -465,20 +466,10 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	if (fmt != FI_CQ_FORMAT_CONTEXT && fmt != FI_CQ_FORMAT_MSG &&
 	    fmt != FI_CQ_FORMAT_DATA && fmt != FI_CQ_FORMAT_TAGGED)
 		return -FI_ENOSYS;
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD:
-	case FI_WAIT_YIELD:
-		break;
-	case FI_WAIT_SET:
-		/* an fd as for FI_WAIT_FD, in the set (src/fd_sets.c) */
-		if (fd_wait_check(attr->wait_set))
-			return -FI_EINVAL;
-		break;
-	default:
-		return -FI_ENOSYS;
-	}
+	/* FI_WAIT_SET: an fd as for FI_WAIT_FD, in the set (src/fd_sets.c) */
+	ret = fd_wait_obj_check(attr->wait_obj, attr->wait_set, true);
+	if (ret)
+		return ret;
 	if (attr->flags & ~(uint64_t)0)
 		return -FI_EBADFLAGS;
 	cq = calloc(1, sizeof(*cq));
@@ -513,9 +504,8 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.ops = &fdm_cq_fi_ops;
 	cq->cq_fid.ops = &fdm_cq_ops;
 	{
-		int ret = fd_waitable_init(&cq->waitable, &cq->cq_fid.fid, fdm_cq_ready,
-					   fdm_cq_set_trywait);
-
+		ret = fd_waitable_init(&cq->waitable, &cq->cq_fid.fid, fdm_cq_ready,
+				       fdm_cq_set_trywait);
 		if (!ret && attr->wait_obj == FI_WAIT_SET) {
 			ret = fd_wait_join(&cq->waitable, attr->wait_set, &cq->cq_fid.fid);
 			if (ret)

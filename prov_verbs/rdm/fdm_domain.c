@@ -32,47 +32,6 @@ static int fdm_fabric_close(struct fid *fid)
 	return 0;
 }
 
-/* An EQ of this fabric is the layer's (fdm_eq.c; issue 25: it holds the
- * AV's and the collective joins' events): 0 when nothing is queued, and
- * its FI_GETWAIT fd then turns readable on the next event.
- * An RDM CQ or counter is safe to wait on when every endpoint of its
- * domain has nothing left for progress to do and its verbs CQ and EQ are
- * armed (fdm_domain_trywait), and nothing is queued for it (issue 25;
- * before, -FI_EAGAIN always: manual progress, keep reading). */
-static int fdm_fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
-{
-	struct fdm_fabric *f = fdv_container_of(fabric, struct fdm_fabric, fabric_fid);
-	int ret;
-
-	if (count < 0 || (count && !fids))
-		return -FI_EINVAL;
-	for (int i = 0; i < count; i++) {
-		if (!fids[i])
-			return -FI_EINVAL;
-		switch (fids[i]->fclass) {
-		case FI_CLASS_EQ:
-			ret = fdm_eq_from_fid(fids[i]) ?
-				fdm_eq_trywait(fdv_container_of(fids[i], struct fid_eq, fid)) :
-				fi_trywait(f->vfabric, &fids[i], 1);
-			break;
-		case FI_CLASS_CQ:
-			ret = fdm_cq_trywait(fdv_container_of(fids[i], struct fid_cq, fid));
-			break;
-		case FI_CLASS_CNTR:
-			ret = fdm_cntr_trywait(fdv_container_of(fids[i], struct fid_cntr, fid));
-			break;
-		case FI_CLASS_WAIT:
-			ret = fd_wait_trywait(fids[i]);
-			break;
-		default:
-			return -FI_EINVAL;
-		}
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 static struct fi_ops fdm_fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fdm_fabric_close,
@@ -89,7 +48,9 @@ static struct fi_ops_fabric fdm_fabric_ops = {
 	.passive_ep = fd_no_fabric_passive_ep,
 	.eq_open = fdm_eq_open,
 	.wait_open = fd_wait_open,	/* the core's wait sets (fd_sets.h) */
-	.trywait = fdm_fabric_trywait,
+	.trywait = fd_trywait,	/* the layer's CQs, counters, EQs: their
+				 * fd_waitable (fdm_cq_trywait: every endpoint of
+				 * the domain idle and armed, nothing queued) */
 	.domain2 = fd_no_fabric_domain2,
 };
 

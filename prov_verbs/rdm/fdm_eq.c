@@ -26,11 +26,10 @@ static const struct fd_eq_class fdm_eq_class = {
 
 struct fdm_eq *fdm_eq_from_fid(struct fid *fid)
 {
-	struct fd_eq *core = fd_eq_of_fid(fid);
+	/* only ours: an EQ of another fabric is not the layer's to write */
+	struct fd_eq *core = fd_eq_of_class(fid, &fdm_eq_class);
 
-	/* only ours: an EQ of another fabric has no list the layer may use */
-	return core && core->cls == &fdm_eq_class ?
-		fd_container_of(core, struct fdm_eq, core) : NULL;
+	return core ? fd_container_of(core, struct fdm_eq, core) : NULL;
 }
 
 void fdm_eq_ref(struct fdm_eq *eq, int delta)
@@ -47,11 +46,6 @@ int fdm_eq_write_error(struct fdm_eq *eq, struct fid *fid, void *context,
 		       uint64_t data, int err)
 {
 	return fd_eq_push_error(&eq->core, fid, context, data, err, 0, NULL, 0);
-}
-
-int fdm_eq_trywait(struct fid_eq *eq_fid)
-{
-	return fd_eq_trywait(fd_container_of(eq_fid, struct fd_eq, eq_fid));
 }
 
 /* An object is closing: drop the entries that name it, so nobody reads a

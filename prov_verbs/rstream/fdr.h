@@ -244,7 +244,6 @@ int fdr_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq, void *context);
 /* The rstream EQ behind a fid, or NULL for anything else. */
 struct fdr_eq *fdr_eq_of_fid(struct fid *fid);
-int fdr_eq_trywait(struct fdr_eq *eq);
 /* Binding: a source joins with a reference on the EQ; leaving drops the
  * entries that name `owner` (an object closing). */
 int fdr_eq_add_src(struct fdr_eq *eq, struct fdr_eq_src *src);
@@ -259,9 +258,6 @@ void fdr_eq_push_error(struct fdr_eq *eq, struct fid *fid, void *context,
 /* Release what an unread FI_CONNREQ's info holds (fdr_cm.c). */
 void fdr_connreq_drop(struct fi_info *info);
 
-/* fdr_cm.c: FI_OPT_CM_DATA_SIZE, answered by both endpoint kinds */
-int fdr_opt_get_cm_data(int level, int optname, void *optval, size_t *optlen,
-			size_t max);
 /* The user's share of a verbs object's connection data (after our blob). */
 int fdr_cm_share(struct fid *ifid, size_t *out);
 

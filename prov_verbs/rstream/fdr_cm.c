@@ -69,22 +69,6 @@ void fdr_connreq_drop(struct fi_info *info)
 	fi_freeinfo(info);
 }
 
-int fdr_opt_get_cm_data(int level, int optname, void *optval, size_t *optlen,
-			size_t max)
-{
-	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
-		return -FI_ENOPROTOOPT;
-	if (!optval || !optlen)
-		return -FI_EINVAL;
-	if (*optlen < sizeof(size_t)) {
-		*optlen = sizeof(size_t);	/* fi_endpoint(3): the size needed */
-		return -FI_ETOOSMALL;
-	}
-	memcpy(optval, &max, sizeof(max));
-	*optlen = sizeof(size_t);
-	return 0;
-}
-
 /* The user's share of a verbs object's connection data, after our blob. */
 int fdr_cm_share(struct fid *ifid, size_t *out)
 {
@@ -490,7 +474,7 @@ static int fdr_pep_getopt(fid_t fid, int level, int optname, void *optval,
 {
 	struct fdr_pep *pep = fdr_pep_of(fd_container_of(fid, struct fid_pep, fid));
 
-	return fdr_opt_get_cm_data(level, optname, optval, optlen, pep->cm_data_max);
+	return fd_opt_get_cm_data_size(level, optname, optval, optlen, pep->cm_data_max);
 }
 
 static int fdr_pep_setopt(fid_t fid, int level, int optname,

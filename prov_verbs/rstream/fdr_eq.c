@@ -114,15 +114,9 @@ static const struct fd_eq_class fdr_eq_class = {
 
 struct fdr_eq *fdr_eq_of_fid(struct fid *fid)
 {
-	struct fd_eq *core = fd_eq_of_fid(fid);
+	struct fd_eq *core = fd_eq_of_class(fid, &fdr_eq_class);
 
-	return core && core->cls == &fdr_eq_class ?
-		fd_container_of(core, struct fdr_eq, core) : NULL;
-}
-
-int fdr_eq_trywait(struct fdr_eq *eq)
-{
-	return fd_eq_trywait(&eq->core);
+	return core ? fd_container_of(core, struct fdr_eq, core) : NULL;
 }
 
 int fdr_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,

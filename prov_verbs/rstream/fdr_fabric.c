@@ -44,33 +44,14 @@ static int fdr_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
 	return fdr_domain_open(fabric, info, dom, context);
 }
 
-/* EQs are ours; an endpoint is waited for through its FI_GETWAIT fd. */
-static int fdr_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
-{
-	struct fdr_eq *eq;
-	int ret;
-
-	(void)fabric;
-	if (count < 0 || (count && !fids))
-		return -FI_EINVAL;
-	for (int i = 0; i < count; i++) {
-		eq = fdr_eq_of_fid(fids[i]);
-		if (!eq)
-			return -FI_EINVAL;
-		ret = fdr_eq_trywait(eq);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 static struct fi_ops_fabric fdr_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = fdr_domain_open,
 	.passive_ep = fdr_pep_open,
 	.eq_open = fdr_eq_open,
 	.wait_open = fd_no_fabric_wait_open,
-	.trywait = fdr_trywait,
+	.trywait = fd_trywait,	/* its EQs; an endpoint is waited for through
+				 * its FI_GETWAIT fd */
 	.domain2 = fdr_fabric_domain2,
 };
 

@@ -396,7 +396,7 @@ static int fdv_pep_getopt(fid_t fid, int level, int optname, void *optval,
 			  size_t *optlen)
 {
 	(void)fid;
-	return fdv_opt_get_cm_data_size(level, optname, optval, optlen, FDV_CM_DATA_MAX);
+	return fd_opt_get_cm_data_size(level, optname, optval, optlen, FDV_CM_DATA_MAX);
 }
 
 static int fdv_pep_setopt(fid_t fid, int level, int optname,

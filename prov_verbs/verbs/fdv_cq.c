@@ -648,22 +648,12 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 			return -FI_ENOSYS;
 		if (attr->flags & ~(uint64_t)FI_AFFINITY)
 			return -FI_EBADFLAGS;
-		switch (attr->wait_obj) {
-		case FI_WAIT_NONE:
-			break;
-		case FI_WAIT_UNSPEC:
-		case FI_WAIT_FD:
+		/* FI_WAIT_SET: an fd of its own, in the set (src/fd_sets.c) */
+		err = fd_wait_obj_check(attr->wait_obj, attr->wait_set, false);
+		if (err)
+			return err;
+		if (attr->wait_obj != FI_WAIT_NONE)
 			wait = FI_WAIT_FD;
-			break;
-		case FI_WAIT_SET:
-			/* an fd of its own, in the set (src/fd_sets.c) */
-			if (fd_wait_check(attr->wait_set))
-				return -FI_EINVAL;
-			wait = FI_WAIT_FD;
-			break;
-		default:
-			return -FI_ENOSYS;
-		}
 	}
 	/* FI_VERBS_CQ_SIZE sets the default; an explicit size wins over it. */
 	size = dom->params.cq_size;

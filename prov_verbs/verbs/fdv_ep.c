@@ -510,7 +510,7 @@ static int fdv_ep_getopt(fid_t fid, int level, int optname, void *optval,
 
 	if (level != FI_OPT_ENDPOINT ||
 	    (optname != FI_OPT_TX_SIZE && optname != FI_OPT_RX_SIZE))
-		return fdv_opt_get_cm_data_size(level, optname, optval, optlen,
+		return fd_opt_get_cm_data_size(level, optname, optval, optlen,
 						FDV_CM_DATA_MAX);
 	if (!optval || !optlen)
 		return -FI_EINVAL;

@@ -158,10 +158,9 @@ static const struct fd_eq_class fdv_eq_class = {
 
 struct fdv_eq *fdv_eq_of_fid(struct fid *fid)
 {
-	struct fd_eq *core = fd_eq_of_fid(fid);
+	struct fd_eq *core = fd_eq_of_class(fid, &fdv_eq_class);
 
-	return core && core->cls == &fdv_eq_class ?
-		fd_container_of(core, struct fdv_eq, core) : NULL;
+	return core ? fd_container_of(core, struct fdv_eq, core) : NULL;
 }
 
 int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,

@@ -38,42 +38,13 @@ static int fdv_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
 	return fdv_domain_open(fabric, info, dom, context);
 }
 
-int fdv_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
-{
-	int i, ret;
-
-	(void)fabric;
-	if (count < 0 || (count && !fids))
-		return -FI_EINVAL;
-	for (i = 0; i < count; i++) {
-		if (!fids[i])
-			return -FI_EINVAL;
-		switch (fids[i]->fclass) {
-		case FI_CLASS_CQ:
-			ret = fdv_cq_trywait(FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fids[i]));
-			break;
-		case FI_CLASS_EQ:
-			ret = fdv_eq_of_fid(fids[i]) ? fd_eq_trywait(fd_eq_of_fid(fids[i])) : -FI_EINVAL;
-			break;
-		case FI_CLASS_WAIT:
-			ret = fd_wait_trywait(fids[i]);
-			break;
-		default:
-			return -FI_EINVAL;
-		}
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 static struct fi_ops_fabric fdv_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = fdv_domain_open,
 	.passive_ep = fdv_pep_open,
 	.eq_open = fdv_eq_open,
 	.wait_open = fd_wait_open,	/* the core's wait sets (fd_sets.h) */
-	.trywait = fdv_trywait,
+	.trywait = fd_trywait,
 	.domain2 = fdv_fabric_domain2,
 };
 

@@ -189,7 +189,6 @@ struct fdv_connreq {
 /* fdv_fabric.c */
 int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context);
-int fdv_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 
 /* fdv_domain.c */
 int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
@@ -253,8 +252,6 @@ void fdv_msg_ep_set_qp_tx(struct fdv_msg_ep *ep, struct ibv_qp *qp);
 /* helpers shared by the control path; fields a table does not implement
  * point at the core's shared stubs (fd_enosys.h) */
 int fdv_wc_status_to_fi(enum ibv_wc_status status);
-int fdv_opt_get_cm_data_size(int level, int optname, void *optval,
-			     size_t *optlen, size_t cm_data_max);
 int fdv_opt_set_cm_data_size(int level, int optname);
 
 /* The object of an fi_srx_context fid. */

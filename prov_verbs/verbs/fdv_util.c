@@ -32,24 +32,8 @@ int fdv_wc_status_to_fi(enum ibv_wc_status status)
 	}
 }
 
-/* Options of an endpoint whose only one is the CM data size, which RDMA CM
- * fixes: it can be read, not set. Any other option is not ours. */
-int fdv_opt_get_cm_data_size(int level, int optname, void *optval,
-			     size_t *optlen, size_t cm_data_max)
-{
-	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
-		return -FI_ENOPROTOOPT;
-	if (!optval || !optlen)
-		return -FI_EINVAL;
-	if (*optlen < sizeof(size_t)) {
-		*optlen = sizeof(size_t);	/* fi_endpoint(3): the size needed */
-		return -FI_ETOOSMALL;
-	}
-	*(size_t *)optval = cm_data_max;
-	*optlen = sizeof(size_t);
-	return 0;
-}
-
+/* Setting the CM data size (fd_opt_get_cm_data_size reads it): RDMA CM
+ * fixes it. Any other option is not ours. */
 int fdv_opt_set_cm_data_size(int level, int optname)
 {
 	if (level != FI_OPT_ENDPOINT)

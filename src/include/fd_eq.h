@@ -82,8 +82,10 @@ int fd_eq_init(struct fd_eq *eq, const struct fi_eq_attr *attr, uint32_t version
 	       const struct fd_eq_class *cls, void *context);
 /* Undo fd_eq_init for a layer whose open fails after it (drops entries). */
 void fd_eq_fini(struct fd_eq *eq);
-/* The EQ behind a fid, if it is one of this library's (any layer's). */
+/* The EQ behind a fid, if it is one of this library's (any layer's), or,
+ * _of_class, one of that layer's (cls); NULL if not. */
 struct fd_eq *fd_eq_of_fid(struct fid *fid);
+struct fd_eq *fd_eq_of_class(struct fid *fid, const struct fd_eq_class *cls);
 
 /* One more fd for the wait fd to wake on, or one fewer. */
 int fd_eq_add_fd(struct fd_eq *eq, int fd);

@@ -74,8 +74,18 @@ int fd_wait_check(const struct fid_wait *ws);
 int fd_wait_join(struct fd_waitable *w, struct fid_wait *ws, struct fid *member);
 /* At the member's close: out of its wait set, if any. */
 void fd_wait_leave(struct fd_waitable *w, struct fid *member);
+/* The wait_obj of a CQ, counter or EQ attribute, checked the one way:
+ * FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_FD (the object makes an fd of its
+ * own), FI_WAIT_SET (the same, and ws must be a wait set of this library:
+ * -FI_EINVAL if not), FI_WAIT_YIELD where yield_ok (sread spins): 0;
+ * anything else (mutex/cond, pollfd) -FI_ENOSYS. */
+int fd_wait_obj_check(enum fi_wait_obj obj, const struct fid_wait *ws, bool yield_ok);
 /* A fabric's trywait, for a fid of class FI_CLASS_WAIT. */
 int fd_wait_trywait(struct fid *waitset);
+/* fabric ops .trywait of every provider and layer: each fid a wait set or
+ * a CQ, EQ or counter of this library (its fd_waitable's trywait: 0 armed,
+ * -FI_EAGAIN read first); anything else -FI_EINVAL. */
+int fd_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 
 /* The whole fi_control of a set member for the wait commands:
  * FD_CTL_WAITABLE hands out w; FI_GETWAIT / FI_GETWAITOBJ as

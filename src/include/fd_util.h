@@ -11,6 +11,7 @@
 #ifndef FD_UTIL_H
 #define FD_UTIL_H
 
+#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -58,36 +59,18 @@ static inline int fd_ms_left(long start_ms, int timeout_ms)
 }
 
 /* ---- big-endian fields of the layers' wire formats ----
- * A byte swap and an unaligned copy: a byte loop costs several
+ * <endian.h>'s swap and an unaligned copy: a byte loop costs several
  * instructions a field more, and RDM decodes a header per message. */
-
-static inline uint16_t fd_bswap16(uint16_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return __builtin_bswap16(v);
-#else
-	return v;
-#endif
-}
-
-static inline uint32_t fd_bswap32(uint32_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return __builtin_bswap32(v);
-#else
-	return v;
-#endif
-}
 
 static inline void fd_put_be16(uint8_t *p, uint16_t v)
 {
-	v = fd_bswap16(v);
+	v = htobe16(v);
 	memcpy(p, &v, 2);
 }
 
 static inline void fd_put_be32(uint8_t *p, uint32_t v)
 {
-	v = fd_bswap32(v);
+	v = htobe32(v);
 	memcpy(p, &v, 4);
 }
 
@@ -102,7 +85,7 @@ static inline uint16_t fd_get_be16(const uint8_t *p)
 	uint16_t v;
 
 	memcpy(&v, p, 2);
-	return fd_bswap16(v);
+	return be16toh(v);
 }
 
 static inline uint32_t fd_get_be32(const uint8_t *p)
@@ -110,7 +93,7 @@ static inline uint32_t fd_get_be32(const uint8_t *p)
 	uint32_t v;
 
 	memcpy(&v, p, 4);
-	return fd_bswap32(v);
+	return be32toh(v);
 }
 
 static inline uint64_t fd_get_be64(const uint8_t *p)
@@ -152,6 +135,12 @@ static inline int fd_wait_control(int command, void *arg, int fd,
 	}
 }
 
+/* fi_getopt of an endpoint whose one option is FI_OPT_CM_DATA_SIZE (max):
+ * -FI_ENOPROTOOPT for any other, -FI_ETOOSMALL (and *optlen the size
+ * needed) for a short buffer (fi_endpoint(3)). src/fd_util.c. */
+int fd_opt_get_cm_data_size(int level, int optname, void *optval, size_t *optlen,
+			    size_t max);
+
 /* ---- a layer's fi_getinfo over a core provider's entries ----
  * Every layer (rstream, RDM) asks the provider below for entries, turns a
  * copy of each into its own, keeps those the hints match and narrows them
@@ -166,6 +155,10 @@ struct fd_layer_wrap_ops {
 	 * 0 keep, 1 drop, negative fail. NULL: nothing to do. */
 	int (*finish)(struct fi_info *fi, const struct fi_info *hints, void *arg);
 };
+
+/* The end of every getinfo: ret < 0 frees head and returns ret; no entry
+ * is -FI_ENODATA; else *info = head, 0. */
+int fd_info_hand_out(struct fi_info *head, int ret, struct fi_info **info);
 
 /* Takes (frees) core; *info the layer's entries in core's order, or
  * -FI_ENODATA when none is left. Matching ignores the hints' provider
