@@ -505,17 +505,11 @@ int fd_eq_init(struct fd_eq *eq, const struct fi_eq_attr *attr, uint32_t version
 	eq->eq_fid.fid.context = context;
 	eq->eq_fid.fid.ops = &fd_eq_fi_ops;
 	eq->eq_fid.ops = &fd_eq_ops;
-	ret = fd_waitable_init(&eq->waitable, &eq->eq_fid.fid, fd_eq_set_ready,
-			       fd_eq_set_trywait);
+	ret = fd_waitable_open(&eq->waitable, &eq->eq_fid.fid, fd_eq_set_ready,
+			       fd_eq_set_trywait,
+			       wait == FI_WAIT_SET ? attr->wait_set : NULL);
 	if (ret)
 		goto err_lock;
-	if (wait == FI_WAIT_SET) {
-		ret = fd_wait_join(&eq->waitable, attr->wait_set, &eq->eq_fid.fid);
-		if (ret) {
-			fd_waitable_fini(&eq->waitable, &eq->eq_fid.fid);
-			goto err_lock;
-		}
-	}
 	return 0;
 err_lock:
 	pthread_mutex_destroy(&eq->lock);
@@ -525,4 +519,21 @@ err_fds:
 	if (eq->epfd >= 0)
 		close(eq->epfd);
 	return ret;
+}
+
+int fd_eq_new(size_t size, const struct fi_eq_attr *attr, uint32_t version,
+	      const struct fd_eq_class *cls, void *context, struct fd_eq **out)
+{
+	struct fd_eq *eq = calloc(1, size);
+	int ret;
+
+	if (!eq)
+		return -FI_ENOMEM;
+	ret = fd_eq_init(eq, attr, version, cls, context);
+	if (ret) {
+		free(eq);
+		return ret;
+	}
+	*out = eq;
+	return 0;
 }

@@ -125,6 +125,20 @@ void fd_waitable_fini(struct fd_waitable *w, struct fid *fid)
 	fd_live_del(fid);
 }
 
+int fd_waitable_open(struct fd_waitable *w, struct fid *fid,
+		     int (*ready)(struct fid *fid), int (*trywait)(struct fid *fid),
+		     struct fid_wait *ws)
+{
+	int ret = fd_waitable_init(w, fid, ready, trywait);
+
+	if (!ret && ws) {
+		ret = fd_wait_join(w, ws, fid);
+		if (ret)
+			fd_waitable_fini(w, fid);
+	}
+	return ret;
+}
+
 /* The member side of an object, if it is an open CQ, EQ or counter of this
  * library that can be in a set. */
 static struct fd_waitable *fd_waitable_of(struct fid *fid)

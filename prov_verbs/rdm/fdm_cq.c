@@ -504,13 +504,9 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.ops = &fdm_cq_fi_ops;
 	cq->cq_fid.ops = &fdm_cq_ops;
 	{
-		ret = fd_waitable_init(&cq->waitable, &cq->cq_fid.fid, fdm_cq_ready,
-				       fdm_cq_set_trywait);
-		if (!ret && attr->wait_obj == FI_WAIT_SET) {
-			ret = fd_wait_join(&cq->waitable, attr->wait_set, &cq->cq_fid.fid);
-			if (ret)
-				fd_waitable_fini(&cq->waitable, &cq->cq_fid.fid);
-		}
+		ret = fd_waitable_open(&cq->waitable, &cq->cq_fid.fid, fdm_cq_ready,
+				       fdm_cq_set_trywait,
+				       attr->wait_obj == FI_WAIT_SET ? attr->wait_set : NULL);
 		if (ret) {
 			if (cq->efd >= 0)
 				close(cq->efd);

@@ -59,22 +59,17 @@ void fdm_eq_forget(struct fdm_eq *eq, const struct fid *fid)
 int fdm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq_out, void *context)
 {
-	struct fdm_eq *eq;
+	struct fd_eq *eq;
 	int ret;
 
 	if (!fabric || !eq_out)
 		return -FI_EINVAL;
-	eq = calloc(1, sizeof(*eq));
-	if (!eq)
-		return -FI_ENOMEM;
 	/* The RDM fabric keeps no API version: readerr honours the caller's
 	 * err_data buffer (1.5 and later), which the layer's errors leave
 	 * empty either way. */
-	ret = fd_eq_init(&eq->core, attr, FD_API_VERSION, &fdm_eq_class, context);
-	if (ret) {
-		free(eq);
-		return ret;
-	}
-	*eq_out = &eq->core.eq_fid;
-	return 0;
+	ret = fd_eq_new(sizeof(struct fdm_eq), attr, FD_API_VERSION, &fdm_eq_class,
+			context, &eq);
+	if (!ret)
+		*eq_out = &eq->eq_fid;
+	return ret;
 }

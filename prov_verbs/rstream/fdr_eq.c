@@ -122,20 +122,19 @@ struct fdr_eq *fdr_eq_of_fid(struct fid *fid)
 int fdr_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq_out, void *context)
 {
+	struct fdr_fabric *fab;
+	struct fd_eq *core;
 	struct fdr_eq *eq;
 	int ret;
 
 	if (!fabric || !eq_out)
 		return -FI_EINVAL;
-	eq = calloc(1, sizeof(*eq));
-	if (!eq)
-		return -FI_ENOMEM;
-	eq->fabric = fd_container_of(fabric, struct fdr_fabric, fabric_fid);
-	ret = fd_eq_init(&eq->core, attr, eq->fabric->version, &fdr_eq_class, context);
-	if (ret) {
-		free(eq);
+	fab = fd_container_of(fabric, struct fdr_fabric, fabric_fid);
+	ret = fd_eq_new(sizeof(*eq), attr, fab->version, &fdr_eq_class, context, &core);
+	if (ret)
 		return ret;
-	}
+	eq = fd_container_of(core, struct fdr_eq, core);
+	eq->fabric = fab;
 	pthread_mutex_init(&eq->src_lock, NULL);
 	atomic_fetch_add(&eq->fabric->refs, 1);
 	*eq_out = &eq->core.eq_fid;

@@ -706,13 +706,9 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		full->cq.cq_fid.ops = &fdv_ops_locked_cq;
 	}
 #endif
-	err = -fd_waitable_init(&full->waitable, &full->cq.cq_fid.fid, fdv_cq_ready,
-				fdv_cq_set_trywait);
-	if (!err && attr && attr->wait_obj == FI_WAIT_SET) {
-		err = -fd_wait_join(&full->waitable, attr->wait_set, &full->cq.cq_fid.fid);
-		if (err)
-			fd_waitable_fini(&full->waitable, &full->cq.cq_fid.fid);
-	}
+	err = -fd_waitable_open(&full->waitable, &full->cq.cq_fid.fid, fdv_cq_ready,
+				fdv_cq_set_trywait,
+				attr && attr->wait_obj == FI_WAIT_SET ? attr->wait_set : NULL);
 	if (err) {
 		ibv_destroy_cq(full->cq.ibcq);
 		fdv_lock_destroy(&full->cq.lock);

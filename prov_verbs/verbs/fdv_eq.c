@@ -167,20 +167,17 @@ int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq_out, void *context)
 {
 	struct fdv_fabric *fab;
+	struct fd_eq *core;
 	struct fdv_eq *eq;
 	int ret;
 
 	if (!fabric || !eq_out)
 		return -FI_EINVAL;
 	fab = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
-	eq = calloc(1, sizeof(*eq));
-	if (!eq)
-		return -FI_ENOMEM;
-	ret = fd_eq_init(&eq->core, attr, fab->version, &fdv_eq_class, context);
-	if (ret) {
-		free(eq);
+	ret = fd_eq_new(sizeof(*eq), attr, fab->version, &fdv_eq_class, context, &core);
+	if (ret)
 		return ret;
-	}
+	eq = fd_container_of(core, struct fdv_eq, core);
 	eq->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	eq->channel = rdma_create_event_channel();
 	if (eq->tfd < 0 || !eq->channel ||

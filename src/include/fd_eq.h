@@ -80,6 +80,10 @@ struct fd_eq {
  * nothing is left to undo. */
 int fd_eq_init(struct fd_eq *eq, const struct fi_eq_attr *attr, uint32_t version,
 	       const struct fd_eq_class *cls, void *context);
+/* A layer's EQ object of size bytes (struct fd_eq first), zeroed and
+ * through fd_eq_init; on error nothing is left. */
+int fd_eq_new(size_t size, const struct fi_eq_attr *attr, uint32_t version,
+	      const struct fd_eq_class *cls, void *context, struct fd_eq **out);
 /* Undo fd_eq_init for a layer whose open fails after it (drops entries). */
 void fd_eq_fini(struct fd_eq *eq);
 /* The EQ behind a fid, if it is one of this library's (any layer's), or,

@@ -58,6 +58,11 @@ struct fd_waitable {
 int fd_waitable_init(struct fd_waitable *w, struct fid *fid,
 		     int (*ready)(struct fid *fid), int (*trywait)(struct fid *fid));
 void fd_waitable_fini(struct fd_waitable *w, struct fid *fid);
+/* fd_waitable_init, then (ws not NULL: the object was opened with
+ * FI_WAIT_SET, its wait fd ready) fd_wait_join; nothing left on error. */
+int fd_waitable_open(struct fd_waitable *w, struct fid *fid,
+		     int (*ready)(struct fid *fid), int (*trywait)(struct fid *fid),
+		     struct fid_wait *ws);
 
 /* fabric ops .wait_open: FI_WAIT_UNSPEC and FI_WAIT_FD sets. */
 int fd_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
