@@ -212,10 +212,6 @@ struct fi_info *fdr_stream_info(const struct fi_info *tmpl,
 
 /* fdr_msg_ops.c: the endpoints' ops tables */
 extern struct fi_ops_msg fdr_ops_msg;
-extern struct fi_ops_rma fdr_no_ops_rma;
-extern struct fi_ops_atomic fdr_no_ops_atomic;
-extern struct fi_ops_tagged fdr_no_ops_tagged;
-extern struct fi_ops_collective fdr_no_ops_collective;
 
 /* The stream calls behind it. flags: 0 or FI_PEEK. Return the bytes
  * accepted / delivered (> 0), 0 for a zero-length call or, on receive, at

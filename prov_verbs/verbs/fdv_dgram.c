@@ -685,10 +685,10 @@ int fdv_dgram_open(struct fid_domain *domain, struct fi_info *info,
 	e->d.ep.ep_fid.ops = &fdv_dgram_ep_ops;
 	e->d.ep.ep_fid.cm = &fdv_dgram_cm_ops;
 	e->d.ep.ep_fid.msg = &fdv_dgram_ops_msg;
-	e->d.ep.ep_fid.rma = &fdv_no_ops_rma;
-	e->d.ep.ep_fid.atomic = &fdv_no_ops_atomic;
-	e->d.ep.ep_fid.tagged = &fdv_no_ops_tagged;
-	e->d.ep.ep_fid.collective = &fdv_no_ops_collective;
+	e->d.ep.ep_fid.rma = &fd_no_ops_rma;
+	e->d.ep.ep_fid.atomic = &fd_no_ops_atomic;
+	e->d.ep.ep_fid.tagged = &fd_no_ops_tagged;
+	e->d.ep.ep_fid.collective = &fd_no_ops_collective;
 	atomic_fetch_add(&dom->refs, 1);
 	*ep_out = &e->d.ep.ep_fid;
 	return 0;
