@@ -729,8 +729,8 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep.ep_fid.msg = &fdv_msg_ops_msg;
 	ep->ep.ep_fid.rma = &fdv_msg_ops_rma;
 	ep->ep.ep_fid.atomic = &fdv_msg_ops_atomic;
-	ep->ep.ep_fid.tagged = &fdv_msg_ops_tagged;
-	ep->ep.ep_fid.collective = &fdv_msg_ops_collective;
+	ep->ep.ep_fid.tagged = &fd_no_ops_tagged;
+	ep->ep.ep_fid.collective = &fd_no_ops_collective;
 #if FDV_OPS_LOCKED
 	if (fdv_threading_locked(info->domain_attr &&
 				 info->domain_attr->threading != FI_THREAD_UNSPEC ?

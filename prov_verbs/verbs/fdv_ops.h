@@ -17,10 +17,8 @@
 #include "fd_enosys.h"
 
 extern struct fi_ops_atomic fdv_msg_ops_atomic;
-extern struct fi_ops_collective fdv_msg_ops_collective;
 extern struct fi_ops_msg fdv_msg_ops_msg;
 extern struct fi_ops_rma fdv_msg_ops_rma;
-extern struct fi_ops_tagged fdv_msg_ops_tagged;
 extern struct fi_ops_cq fdv_ops_cq;
 
 #if FDV_OPS_LOCKED

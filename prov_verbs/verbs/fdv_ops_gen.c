@@ -36,21 +36,6 @@ struct fi_ops_atomic fdv_msg_ops_atomic = {
 	.compwritevalid = fdv_atomic_compwritevalid,
 };
 
-struct fi_ops_collective fdv_msg_ops_collective = {
-	.size = sizeof(struct fi_ops_collective),
-	.barrier = fd_no_collective_barrier,
-	.broadcast = fd_no_collective_broadcast,
-	.alltoall = fd_no_collective_alltoall,
-	.allreduce = fd_no_collective_allreduce,
-	.allgather = fd_no_collective_allgather,
-	.reduce_scatter = fd_no_collective_reduce_scatter,
-	.reduce = fd_no_collective_reduce,
-	.scatter = fd_no_collective_scatter,
-	.gather = fd_no_collective_gather,
-	.msg = fd_no_collective_msg,
-	.barrier2 = fd_no_collective_barrier2,
-};
-
 struct fi_ops_msg fdv_msg_ops_msg = {
 	.size = sizeof(struct fi_ops_msg),
 	.recv = fdv_msg_recv,
@@ -75,19 +60,6 @@ struct fi_ops_rma fdv_msg_ops_rma = {
 	.inject = fdv_rma_inject,
 	.writedata = fdv_rma_writedata,
 	.injectdata = fdv_rma_injectdata,
-};
-
-struct fi_ops_tagged fdv_msg_ops_tagged = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = fd_no_tagged_recv,
-	.recvv = fd_no_tagged_recvv,
-	.recvmsg = fd_no_tagged_recvmsg,
-	.send = fd_no_tagged_send,
-	.sendv = fd_no_tagged_sendv,
-	.sendmsg = fd_no_tagged_sendmsg,
-	.inject = fd_no_tagged_inject,
-	.senddata = fd_no_tagged_senddata,
-	.injectdata = fd_no_tagged_injectdata,
 };
 
 struct fi_ops_cq fdv_ops_cq = {

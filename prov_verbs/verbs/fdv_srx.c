@@ -198,8 +198,8 @@ int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
 	srx->ep.ep_fid.msg = &fdv_msg_ops_msg;
 	srx->ep.ep_fid.rma = &fdv_msg_ops_rma;
 	srx->ep.ep_fid.atomic = &fdv_msg_ops_atomic;
-	srx->ep.ep_fid.tagged = &fdv_msg_ops_tagged;
-	srx->ep.ep_fid.collective = &fdv_msg_ops_collective;
+	srx->ep.ep_fid.tagged = &fd_no_ops_tagged;
+	srx->ep.ep_fid.collective = &fd_no_ops_collective;
 	atomic_fetch_add(&dom->refs, 1);
 	*rx_ep = &srx->ep.ep_fid;
 	FD_DBG(FD_LOG_EP_CTRL, "srq on %s: %u entries, %zu sge",
