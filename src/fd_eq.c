@@ -501,9 +501,7 @@ int fd_eq_init(struct fd_eq *eq, const struct fi_eq_attr *attr, uint32_t version
 	eq->cls = cls;
 	eq->version = version;
 	eq->wait_obj = wait;
-	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
-	eq->eq_fid.fid.context = context;
-	eq->eq_fid.fid.ops = &fd_eq_fi_ops;
+	fd_fid_init(&eq->eq_fid.fid, FI_CLASS_EQ, context, &fd_eq_fi_ops);
 	eq->eq_fid.ops = &fd_eq_ops;
 	ret = fd_waitable_open(&eq->waitable, &eq->eq_fid.fid, fd_eq_set_ready,
 			       fd_eq_set_trywait,

@@ -499,9 +499,7 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->domain = d;
 	cq->format = fmt;
 	cq->kind = FDV_CQ_KIND_LAYER;
-	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
-	cq->cq_fid.fid.context = context;
-	cq->cq_fid.fid.ops = &fdm_cq_fi_ops;
+	fd_fid_init(&cq->cq_fid.fid, FI_CLASS_CQ, context, &fdm_cq_fi_ops);
 	cq->cq_fid.ops = &fdm_cq_ops;
 	{
 		ret = fd_waitable_open(&cq->waitable, &cq->cq_fid.fid, fdm_cq_ready,

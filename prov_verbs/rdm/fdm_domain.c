@@ -69,9 +69,7 @@ int fdm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		free(f);
 		return ret;
 	}
-	f->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
-	f->fabric_fid.fid.context = context;
-	f->fabric_fid.fid.ops = &fdm_fabric_fi_ops;
+	fd_fid_init(&f->fabric_fid.fid, FI_CLASS_FABRIC, context, &fdm_fabric_fi_ops);
 	f->fabric_fid.ops = &fdm_fabric_ops;
 	f->fabric_fid.api_version = attr->api_version;
 	*fabric = &f->fabric_fid;
@@ -381,9 +379,7 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		d->pool_size = 16;
 	d->core_max_msg = core->ep_attr->max_msg_size ? core->ep_attr->max_msg_size :
 		((size_t)1 << 30);
-	d->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
-	d->domain_fid.fid.context = context;
-	d->domain_fid.fid.ops = &fdm_domain_fi_ops;
+	fd_fid_init(&d->domain_fid.fid, FI_CLASS_DOMAIN, context, &fdm_domain_fi_ops);
 	d->domain_fid.ops = &fdm_domain_ops;
 	d->domain_fid.mr = &fdm_mr_ops;
 	if (d->auto_progress) {

@@ -456,9 +456,7 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 
 	ep->kind = FDV_EP_KIND_LAYER;
 	ep->state = FDR_IDLE;
-	ep->ep_fid.fid.fclass = FI_CLASS_EP;
-	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &fdr_ep_fid_ops;
+	fd_fid_init(&ep->ep_fid.fid, FI_CLASS_EP, context, &fdr_ep_fid_ops);
 	ep->ep_fid.ops = &fdr_ep_ops;
 	ep->ep_fid.cm = &fdr_ep_cm_ops;
 	ep->ep_fid.msg = &fdr_ops_msg;

@@ -63,9 +63,7 @@ int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		return -FI_ENOMEM;
 	}
 	fab->version = attr->api_version ? attr->api_version : FD_API_VERSION;
-	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
-	fab->fabric_fid.fid.context = context;
-	fab->fabric_fid.fid.ops = &fdv_fabric_fid_ops;
+	fd_fid_init(&fab->fabric_fid.fid, FI_CLASS_FABRIC, context, &fdv_fabric_fid_ops);
 	fab->fabric_fid.ops = &fdv_fabric_ops;
 	fab->fabric_fid.api_version = fab->version;
 	*fabric = &fab->fabric_fid;

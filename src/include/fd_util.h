@@ -28,6 +28,16 @@ extern "C" {
 #define fd_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
+/* The fid at the head of every object: class, the application's context,
+ * the fi_ops (close, bind, control...). */
+static inline void fd_fid_init(struct fid *fid, size_t fclass, void *context,
+			       struct fi_ops *ops)
+{
+	fid->fclass = fclass;
+	fid->context = context;
+	fid->ops = ops;
+}
+
 /* ---- monotonic clock (deadlines of waits and of connection setup) ---- */
 
 static inline uint64_t fd_now_ns(void)
