@@ -4,7 +4,8 @@
 # one Soft-RoCE VM session (tests/rxe/run), then the link-fault test on two
 # VMs joined by a wire (tests/rxe/run2), then MPICH 4.0.2 built against
 # the direct build and MPICH's own tests of tests/mpich/ci-tests on
-# Soft-RoCE (tests/mpich/ci.sh).
+# Soft-RoCE (tests/mpich/ci.sh), and one job of that MPICH across two VMs
+# with the cable cut in the middle (tests/mpich/two-vm.sh).
 #
 #   tests/run-all.sh                      everything
 #   FD_SKIP_DEVICE=1 tests/run-all.sh     host tests only (device tests then
@@ -99,5 +100,11 @@ done
 # while build/direct's install does not change.
 stamp "MPICH on the direct build (tests/mpich/ci.sh)"
 FD_MPICH_TIMEOUT=${FD_MPICH_TIMEOUT:-2400} tests/mpich/ci.sh "$root/build/direct"
+
+# The same MPICH with one rank in each of two VMs: checked ping-pong and
+# allreduce over the wire, then the cable cut: the job must end with an
+# error within 60 s (about 2 minutes with the boots).
+stamp "MPICH job across two VMs, cable cut (tests/mpich/two-vm.sh)"
+tests/mpich/two-vm.sh "$root/build/mpich/direct"
 
 stamp "all tests passed"
