@@ -5,6 +5,8 @@
  * or over UCX), so the same code runs on each.
  *
  *   mpi_pingpong [--variant NAME] [--max BYTES] [--iters N]
+ *   (--iters caps the iterations per size: 1000 up to 4 KiB, 200 up to
+ *   256 KiB, 20 above; and sets the allreduce count)
  *   mpi_pingpong --callgrind N [--variant NAME]
  *
  * Normal mode, any number of ranks >= 2: ranks 0 and 1 ping-pong
@@ -107,8 +109,10 @@ static double pingpong(unsigned char *sbuf, unsigned char *rbuf, size_t size, in
  * "sendrecv": MPI_Send then MPI_Recv, as a program writes them; the count
  *   includes every poll of MPICH's or Open MPI's waiting loops while the
  *   wire works (how many depends on timing, more so under valgrind);
- * "posted": MPI_Irecv + MPI_Isend counted, a 2 ms sleep not counted (the
- *   message goes out, the reply comes back into the posted buffer), then
+ * "posted": MPI_Irecv + MPI_Isend counted, a sleep not counted (the
+ *   message goes out, the reply comes back into the posted buffer; 20 ms,
+ *   MPI_CG_GAP_US microseconds: session 8's 2 ms left ~20 CQ polls per
+ *   round trip in MPI_Waitall on a loaded host), then
  *   MPI_Waitall counted: the software cost of one send and one receive
  *   with nothing left to wait for.
  * Rank 0 dumps the first phase's counters (callgrind client request) and
@@ -116,7 +120,9 @@ static double pingpong(unsigned char *sbuf, unsigned char *rbuf, size_t size, in
 static void callgrind_rounds(int n)
 {
 	unsigned char sbuf[8], rbuf[8];
-	struct timespec gap = { 0, 2000000 };
+	const char *g = getenv("MPI_CG_GAP_US");
+	long gap_us = g ? atol(g) : 20000;
+	struct timespec gap = { gap_us / 1000000, (gap_us % 1000000) * 1000 };
 	int peer = 1 - rank;
 	for (int phase = 0; phase < 2; phase++) {
 		for (int it = 0; it < n + 10; it++) {
@@ -198,7 +204,9 @@ int main(int argc, char **argv)
 		/* 8, 32, 128, ... in powers of 4, then MAX itself */
 		for (size_t size = 8;; size = size * 4 < max ? size * 4 : max) {
 			verify_size(sbuf, rbuf, size);
-			int iters = iters_arg ? iters_arg : size <= 4096 ? 1000 : size <= 262144 ? 200 : 20;
+			int iters = size <= 4096 ? 1000 : size <= 262144 ? 200 : 20;
+			if (iters_arg && iters_arg < iters)	/* --iters caps, big sizes keep fewer */
+				iters = iters_arg;
 			double t = pingpong(sbuf, rbuf, size, iters, iters / 10 + 1);
 			if (rank == 0)
 				printf("mpi,%s,pingpong,%zu,%d,%.3f,%.1f\n", variant, size, iters,

@@ -13,7 +13,8 @@
 # builds those) and MPICH 4.0.2 against each (scripts/build-mpich.sh,
 # -O2, kept while nothing changes; about 20 minutes each on 2 cores).
 # Writes OUT/mpi.csv, OUT/mpi.json, OUT/mpi-latency.png and prints the
-# table with the targets met or missed (bench/mpi/report.py).
+# table with the targets met or missed (bench/mpi/report.py), then where
+# each variant's instructions go (OUT/mpi-split.csv, bench/mpi/cg-split.py).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 repo=$(cd "$here/../.." && pwd -P)
@@ -52,3 +53,4 @@ for p in "$md" "$mo"; do
 done
 "$repo/tests/rxe/run" --timeout 3600 -- "$here/vm-mpi-bench.sh" "$out" "$bindir" "$md" "$mo" "$offb"
 python3 "$here/report.py" "$out"
+python3 "$here/cg-split.py" "$out"

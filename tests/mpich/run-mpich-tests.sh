@@ -19,6 +19,7 @@ set -uo pipefail
 list=
 [ "${1:-}" = --list ] && { list=$(cd "$(dirname "$2")" && pwd -P)/$(basename "$2"); shift 2; }
 prefix=${1:?usage: run-mpich-tests.sh [--list FILE] MPICH_PREFIX [DIR...]}
+prefix=$(cd "$prefix" && pwd)   # absolute: runtests runs in the test directory
 shift
 here=$(cd "$(dirname "$0")" && pwd -P)
 if [ -n "$list" ]; then
@@ -33,6 +34,7 @@ src=$(sed -n 's/^abs_srcdir = //p' "$tdir/Makefile")   # the testlists are there
   { echo "SKIP: no verbs device (run under tests/rxe/run)"; exit 77; }
 out=${FD_MPICH_OUT:-/tmp/mpich-tests}
 mkdir -p "$out"
+out=$(cd "$out" && pwd -P)
 tests=testlist
 if [ -n "$list" ]; then
   # one testlist per directory, outside the (possibly read-only) build
