@@ -576,6 +576,17 @@ static int fdv_ep_close(struct fid *fid)
 		fdv_msg_ep_disconnect(ep);
 	if (ep->eq) {
 		fdv_eq_unwatch_connect(ep->eq, ep);
+		/* Another thread may be pumping the EQ: from here on an event
+		 * of this id (the DISCONNECTED our own disconnect causes, say)
+		 * finds no owner and is only acked, so nothing naming this
+		 * endpoint is queued after the forget. rdma_destroy_id below
+		 * waits for such an event's ack, which the pump gives under
+		 * the same lock. */
+		if (ep->id) {
+			pthread_mutex_lock(&ep->eq->core.lock);
+			ep->id->context = NULL;
+			pthread_mutex_unlock(&ep->eq->core.lock);
+		}
 		fd_eq_forget(&ep->eq->core, fid);
 	}
 	if (ep->id) {
