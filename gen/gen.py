@@ -35,6 +35,10 @@ ENOSYS_H = "src/include/fd_enosys.h"
 # field; fi_ext.h's peer/owner tables are implemented by the application.
 ENOSYS_HEADERS = ("fabric.h", "fi_domain.h", "fi_cm.h", "fi_endpoint.h", "fi_eq.h",
                   "fi_rma.h", "fi_tagged.h", "fi_atomic.h", "fi_collective.h")
+# Whole "not supported" tables in the core (fd_no_ops_<name>, every field
+# its fd_no_ stub), for a layer's endpoints to hand out for what they lack.
+NO_OPS_STRUCTS = ("fi_ops_msg", "fi_ops_rma", "fi_ops_tagged", "fi_ops_atomic",
+                  "fi_ops_collective")
 REGEN = "python3 gen/gen.py"
 # The version script of every shared libfabric-direct (CMakeLists.txt).
 EXPORT_MAP = "src/fabric-direct.map"
@@ -581,6 +585,21 @@ def enosys_files(all_text):
         c.append("\t" + " ".join("(void)%s;" % nm for nm in names))
         c.append("\treturn %s;" % value)
         c.append("}")
+    have = {(s_, f_) for s_, f_, _, _ in fields}
+    h.append("")
+    h.append("/* Whole tables answering -FI_ENOSYS for every call, for an endpoint's")
+    h.append(" * ops it does not serve at all. */")
+    for struct in NO_OPS_STRUCTS:
+        name = "fd_no_ops_%s" % struct[7:]
+        h.append("extern struct %s %s;" % (struct, name))
+        c.append("")
+        c.append("struct %s %s = {" % (struct, name))
+        c.append("\t.size = sizeof(struct %s)," % struct)
+        for fl in ops_fields(all_text, struct):
+            if (struct, fl) not in have:
+                raise GenError("%s.%s: no -FI_ENOSYS stub for %s" % (struct, fl, name))
+            c.append("\t.%s = %s," % (fl, enosys_name(struct, fl)))
+        c.append("};")
     h.append("")
     h.append("#ifdef __cplusplus")
     h.append("}")
@@ -591,10 +610,9 @@ def enosys_files(all_text):
 
 
 def ops_c(headers, public_texts, layers, unsupported, locked_tables):
-    """The MSG endpoints' and the CQ's ops tables, and fdv_no_ops_*: a table
-    per endpoint ops struct answering -FI_ENOSYS everywhere, for a layer to
-    start its own tables from. Every -FI_ENOSYS field points at the core's
-    shared stub (fd_no_<table>_<field>, fd_enosys.h). fdv_ops.h declares
+    """The MSG endpoints' and the CQ's ops tables. Every -FI_ENOSYS field
+    points at the core's shared stub (fd_no_<table>_<field>, fd_enosys.h;
+    whole -FI_ENOSYS tables are the core's fd_no_ops_*). fdv_ops.h declares
     them all, and the locked tables of fdv_ops_locked_gen.c."""
     all_text = "\n".join(public_texts.values())
     tables = {}    # (ep_type, struct) -> {field: impl}
@@ -643,9 +661,8 @@ def ops_c(headers, public_texts, layers, unsupported, locked_tables):
     c.append("")
 
     h = [banner("/*", "*/"), ""]
-    h.append("/* The ops tables of fdv_ops_gen.c (fdv_no_ops_*: -FI_ENOSYS for every")
-    h.append(" * call, for a layer's tables to start from) and of fdv_ops_locked_gen.c;")
-    h.append(" * the -FI_ENOSYS stubs themselves are the core's (fd_enosys.h). */")
+    h.append("/* The ops tables of fdv_ops_gen.c and of fdv_ops_locked_gen.c; the")
+    h.append(" * -FI_ENOSYS stubs and whole tables are the core's (fd_enosys.h). */")
     h.append("#ifndef FDV_OPS_H")
     h.append("#define FDV_OPS_H")
     h.append("")
@@ -658,7 +675,12 @@ def ops_c(headers, public_texts, layers, unsupported, locked_tables):
     order = {"msg": 0, None: 1, "no": 2}
     for (ep_type, struct), fields in sorted(tables.items(),
                                             key=lambda kv: (order[kv[0][0]], kv[0][1])):
+        if ep_type == "no":
+            continue    # the core's fd_no_ops_* (enosys_files)
         want = ops_fields(all_text, struct)
+        if struct in NO_OPS_STRUCTS and all(
+                fields.get(fl) == enosys_name(struct, fl) for fl in want):
+            continue    # nothing served: the object hands out fd_no_ops_*
         missing = [fl for fl in want if fl not in fields]
         if missing:
             raise GenError("%s: no implementation for %s in gen/api.spec"

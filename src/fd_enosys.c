@@ -795,3 +795,74 @@ int fd_eopnotsupp_cm_join(struct fid_ep *ep, const void *addr, uint64_t flags, s
 	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
 	return -FI_EOPNOTSUPP;
 }
+
+struct fi_ops_msg fd_no_ops_msg = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = fd_no_msg_recv,
+	.recvv = fd_no_msg_recvv,
+	.recvmsg = fd_no_msg_recvmsg,
+	.send = fd_no_msg_send,
+	.sendv = fd_no_msg_sendv,
+	.sendmsg = fd_no_msg_sendmsg,
+	.inject = fd_no_msg_inject,
+	.senddata = fd_no_msg_senddata,
+	.injectdata = fd_no_msg_injectdata,
+};
+
+struct fi_ops_rma fd_no_ops_rma = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = fd_no_rma_read,
+	.readv = fd_no_rma_readv,
+	.readmsg = fd_no_rma_readmsg,
+	.write = fd_no_rma_write,
+	.writev = fd_no_rma_writev,
+	.writemsg = fd_no_rma_writemsg,
+	.inject = fd_no_rma_inject,
+	.writedata = fd_no_rma_writedata,
+	.injectdata = fd_no_rma_injectdata,
+};
+
+struct fi_ops_tagged fd_no_ops_tagged = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = fd_no_tagged_recv,
+	.recvv = fd_no_tagged_recvv,
+	.recvmsg = fd_no_tagged_recvmsg,
+	.send = fd_no_tagged_send,
+	.sendv = fd_no_tagged_sendv,
+	.sendmsg = fd_no_tagged_sendmsg,
+	.inject = fd_no_tagged_inject,
+	.senddata = fd_no_tagged_senddata,
+	.injectdata = fd_no_tagged_injectdata,
+};
+
+struct fi_ops_atomic fd_no_ops_atomic = {
+	.size = sizeof(struct fi_ops_atomic),
+	.write = fd_no_atomic_write,
+	.writev = fd_no_atomic_writev,
+	.writemsg = fd_no_atomic_writemsg,
+	.inject = fd_no_atomic_inject,
+	.readwrite = fd_no_atomic_readwrite,
+	.readwritev = fd_no_atomic_readwritev,
+	.readwritemsg = fd_no_atomic_readwritemsg,
+	.compwrite = fd_no_atomic_compwrite,
+	.compwritev = fd_no_atomic_compwritev,
+	.compwritemsg = fd_no_atomic_compwritemsg,
+	.writevalid = fd_no_atomic_writevalid,
+	.readwritevalid = fd_no_atomic_readwritevalid,
+	.compwritevalid = fd_no_atomic_compwritevalid,
+};
+
+struct fi_ops_collective fd_no_ops_collective = {
+	.size = sizeof(struct fi_ops_collective),
+	.barrier = fd_no_collective_barrier,
+	.broadcast = fd_no_collective_broadcast,
+	.alltoall = fd_no_collective_alltoall,
+	.allreduce = fd_no_collective_allreduce,
+	.allgather = fd_no_collective_allgather,
+	.reduce_scatter = fd_no_collective_reduce_scatter,
+	.reduce = fd_no_collective_reduce,
+	.scatter = fd_no_collective_scatter,
+	.gather = fd_no_collective_gather,
+	.msg = fd_no_collective_msg,
+	.barrier2 = fd_no_collective_barrier2,
+};

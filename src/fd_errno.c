@@ -9,9 +9,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
 #include <string.h>
 
 #include "fd_core.h"
+#include "fd_util.h"
 
 /* Indexed by code - FI_ERRNO_OFFSET; one line per FI_E* of fi_errno.h. */
 static const char *const fd_fabric_errstr[] = {
@@ -58,4 +60,29 @@ const char *fi_strerror(int errnum)
 	/* _GNU_SOURCE strerror_r: may return a static string instead of
 	 * filling buf, so use whatever it hands back. */
 	return strerror_r((int)code, buf, sizeof(buf));
+}
+
+int fd_errno_to_fi(int err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case ENOMEM:
+		return FI_ENOMEM;
+	case EAGAIN:
+		return FI_EAGAIN;
+	case ENODEV:
+		return FI_ENODEV;
+	case ETIMEDOUT:
+		return FI_ETIMEDOUT;
+	case ECONNREFUSED:
+		return FI_ECONNREFUSED;
+	case EADDRINUSE:
+		return FI_EADDRINUSE;
+	case EADDRNOTAVAIL:
+		return FI_EADDRNOTAVAIL;
+	default:
+		/* libfabric's codes below 256 are errno values */
+		return err > 0 && err < FI_ERRNO_OFFSET ? err : FI_EOTHER;
+	}
 }

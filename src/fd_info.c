@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fd_core.h"
+#include "fd_util.h"
 
 uint32_t fi_version(void)
 {
@@ -374,4 +375,77 @@ struct fi_info *fi_dupinfo(const struct fi_info *info)
 		return NULL;
 	}
 	return dup;
+}
+
+/* ---- a layer's entries over a core provider's (fd_util.h) ---- */
+
+int fd_info_hand_out(struct fi_info *head, int ret, struct fi_info **info)
+{
+	if (ret) {
+		fi_freeinfo(head);
+		return ret;
+	}
+	if (!head)
+		return -FI_ENODATA;
+	*info = head;
+	return 0;
+}
+
+int fd_layer_wrap(uint32_t version, struct fi_info *core, const struct fi_info *hints,
+		  const struct fd_layer_wrap_ops *ops, void *arg, struct fi_info **info)
+{
+	struct fi_info *head = NULL, **tail = &head;
+	struct fi_fabric_attr fabric;
+	struct fi_info view;
+	const struct fi_info *match = hints;
+	int ret = 0;
+
+	/* The hints minus the provider name: the front end already decided
+	 * this provider answers to it, and the matcher would only accept the
+	 * layer's full name. */
+	if (hints && hints->fabric_attr && hints->fabric_attr->prov_name) {
+		view = *hints;
+		fabric = *hints->fabric_attr;
+		fabric.prov_name = NULL;
+		view.fabric_attr = &fabric;
+		match = &view;
+	}
+	for (struct fi_info *c = core; c; c = c->next) {
+		struct fi_info *t, *fi;
+
+		t = fi_dupinfo(c);
+		if (!t) {
+			ret = -FI_ENOMEM;
+			break;
+		}
+		t->next = NULL;
+		ret = ops->make(t, c, arg);
+		if (ret || fd_info_check(version, t, match)) {
+			fi_freeinfo(t);
+			if (ret < 0)
+				break;
+			ret = 0;
+			continue;
+		}
+		fi = fd_info_narrow(version, t, match);
+		fi_freeinfo(t);
+		if (!fi) {
+			ret = -FI_ENOMEM;
+			break;
+		}
+		/* a generic FI_SOCKADDR hint gets the entry's own family */
+		fi->addr_format = c->addr_format;
+		ret = ops->finish ? ops->finish(fi, hints, arg) : 0;
+		if (ret) {
+			fi_freeinfo(fi);
+			if (ret < 0)
+				break;
+			ret = 0;
+			continue;
+		}
+		*tail = fi;
+		tail = &fi->next;
+	}
+	fi_freeinfo(core);
+	return fd_info_hand_out(head, ret, info);
 }

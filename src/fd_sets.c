@@ -12,6 +12,7 @@
 #include "fd_core.h"
 #include "fd_enosys.h"
 #include "fd_sets.h"
+#include "fd_util.h"
 
 /* ---- common: the member list ---- */
 
@@ -55,7 +56,7 @@ static void fd_members_del(struct fd_members *l, struct fd_member *m)
 	*m = l->m[--l->n];
 }
 
-/* Every open CQ, counter and wait set of this library, so that a set can
+/* Every open CQ, EQ, counter and wait set of this library, so that a set can
  * tell a live object from a closed (freed) one by its address alone,
  * before touching it: adding a closed object is then -FI_EINVAL, not a
  * read of freed memory. Opens and closes only; a linear list will do. */
@@ -124,7 +125,21 @@ void fd_waitable_fini(struct fd_waitable *w, struct fid *fid)
 	fd_live_del(fid);
 }
 
-/* The member side of an object, if it is an open CQ or counter of this
+int fd_waitable_open(struct fd_waitable *w, struct fid *fid,
+		     int (*ready)(struct fid *fid), int (*trywait)(struct fid *fid),
+		     struct fid_wait *ws)
+{
+	int ret = fd_waitable_init(w, fid, ready, trywait);
+
+	if (!ret && ws) {
+		ret = fd_wait_join(w, ws, fid);
+		if (ret)
+			fd_waitable_fini(w, fid);
+	}
+	return ret;
+}
+
+/* The member side of an object, if it is an open CQ, EQ or counter of this
  * library that can be in a set. */
 static struct fd_waitable *fd_waitable_of(struct fid *fid)
 {
@@ -132,19 +147,12 @@ static struct fd_waitable *fd_waitable_of(struct fid *fid)
 
 	if (!fid || !fd_live_has(fid))
 		return NULL;	/* NULL, closed, or not ours */
-	if (!fid->ops || (fid->fclass != FI_CLASS_CQ && fid->fclass != FI_CLASS_CNTR))
+	if (!fid->ops || (fid->fclass != FI_CLASS_CQ && fid->fclass != FI_CLASS_CNTR &&
+			  fid->fclass != FI_CLASS_EQ))
 		return NULL;
 	if (!fid->ops->control || fid->ops->control(fid, FD_CTL_WAITABLE, &w) || !w)
 		return NULL;
 	return w;
-}
-
-static long fd_sets_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- wait sets ---- */
@@ -170,6 +178,22 @@ static struct fd_wait *fd_wait_of(const struct fid_wait *ws)
 int fd_wait_check(const struct fid_wait *ws)
 {
 	return fd_wait_of(ws) ? 0 : -FI_EINVAL;
+}
+
+int fd_wait_obj_check(enum fi_wait_obj obj, const struct fid_wait *ws, bool yield_ok)
+{
+	switch (obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+		return 0;
+	case FI_WAIT_SET:
+		return fd_wait_check(ws);
+	case FI_WAIT_YIELD:
+		return yield_ok ? 0 : -FI_ENOSYS;
+	default:
+		return -FI_ENOSYS;
+	}
 }
 
 /* Every member armed: 0; one with something to read: -FI_EAGAIN; else
@@ -199,12 +223,35 @@ int fd_wait_trywait(struct fid *fid)
 	return ret;
 }
 
+int fd_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
+{
+	(void)fabric;
+	if (count < 0 || (count && !fids))
+		return -FI_EINVAL;
+	for (int i = 0; i < count; i++) {
+		struct fd_waitable *w;
+		int ret;
+
+		if (fids[i] && fids[i]->fclass == FI_CLASS_WAIT) {
+			ret = fd_wait_trywait(fids[i]);
+		} else {
+			w = fd_waitable_of(fids[i]);
+			if (!w || !w->trywait)
+				return -FI_EINVAL;
+			ret = w->trywait(fids[i]);
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* 0 when a member may have something to read (it had, or its fd fired),
  * -FI_ETIMEDOUT when timeout ms passed without (negative: no limit). */
 static int fd_wait_wait(struct fid_wait *ws, int timeout)
 {
 	struct fd_wait *s = fd_wait_of(ws);
-	long end = timeout < 0 ? -1 : fd_sets_now_ms() + timeout;
+	long end = timeout < 0 ? -1 : fd_now_ms() + timeout;
 
 	if (!s)
 		return -FI_EINVAL;
@@ -221,7 +268,7 @@ static int fd_wait_wait(struct fid_wait *ws, int timeout)
 		if (ret)
 			return ret;
 		if (end >= 0) {
-			left = end - fd_sets_now_ms();
+			left = end - fd_now_ms();
 			if (left < 0)
 				left = 0;
 		}
@@ -314,33 +361,20 @@ static int fd_wait_close(struct fid *fid)
 	return 0;
 }
 
-static int fd_wait_control(struct fid *fid, int command, void *arg)
+static int fd_wait_fid_control(struct fid *fid, int command, void *arg)
 {
 	struct fd_wait *s = fd_wait_of((struct fid_wait *)fid);
 
 	if (!s)
 		return -FI_EINVAL;
-	switch (command) {
-	case FI_GETWAIT:
-		if (!arg)
-			return -FI_EINVAL;
-		*(int *)arg = s->epfd;
-		return 0;
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = FI_WAIT_FD;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return fd_wait_control(command, arg, s->epfd, FI_WAIT_FD);
 }
 
 static struct fi_ops fd_wait_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fd_wait_close,
 	.bind = fd_no_fid_bind,
-	.control = fd_wait_control,
+	.control = fd_wait_fid_control,
 	.ops_open = fd_no_fid_ops_open,
 	.tostr = fd_no_fid_tostr,
 	.ops_set = fd_no_fid_ops_set,
@@ -427,8 +461,8 @@ static int fd_poll_add(struct fid_poll *ps, struct fid *fid, uint64_t flags)
 	if (flags)
 		return -FI_EBADFLAGS;
 	w = fd_waitable_of(fid);
-	if (!w || (fid->fclass == FI_CLASS_CQ && !w->ready))
-		return -FI_EINVAL;	/* not a CQ or counter of ours */
+	if (!w || (fid->fclass != FI_CLASS_CNTR && !w->ready))
+		return -FI_EINVAL;	/* not a CQ, EQ or counter of ours */
 	pthread_mutex_lock(&p->lock);
 	if (fd_members_find(&p->members, fid)) {
 		ret = -FI_EALREADY;
@@ -490,7 +524,7 @@ static int fd_poll_poll(struct fid_poll *ps, void **context, int count)
 	for (size_t i = 0; i < p->members.n && n < count; i++) {
 		struct fd_member *m = &p->members.m[i];
 
-		if (m->fid->fclass == FI_CLASS_CQ) {
+		if (m->fid->fclass != FI_CLASS_CNTR) {
 			int r = m->w->ready(m->fid);
 
 			if (r < 0) {

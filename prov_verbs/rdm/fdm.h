@@ -38,6 +38,8 @@
 
 #include "fdm_ep.h"
 #include "fd_sets.h"
+#include "fd_lock.h"
+#include "fd_util.h"
 #include "fdm_atomic.h"
 #include "fdm_proto.h"
 
@@ -69,7 +71,7 @@ struct fdm_domain {
 	 * FI_PROGRESS_AUTO (the progress thread is a second caller); under
 	 * FI_THREAD_DOMAIN with manual progress the application serialises
 	 * its calls itself. */
-	pthread_mutex_t mutex;
+	fd_mutex_t mutex;
 	bool locked;
 	/* FI_PROGRESS_AUTO (data or control): the progress thread, which
 	 * sleeps on prog_epfd (wait_epfd and prog_stopfd) */
@@ -209,16 +211,14 @@ _Static_assert(offsetof(struct fdm_ep, kind) == offsetof(struct fdv_ep_head, kin
 static inline void fdm_lock(struct fdm_domain *d)
 {
 	if (d->locked)
-		pthread_mutex_lock(&d->mutex);
+		fd_mutex_lock(&d->mutex);
 }
 
 static inline void fdm_unlock(struct fdm_domain *d)
 {
 	if (d->locked)
-		pthread_mutex_unlock(&d->mutex);
+		fd_mutex_unlock(&d->mutex);
 }
-
-long fdm_now_ms(void);
 
 /* fdm_getinfo.c */
 int fdm_getinfo(uint32_t version, const char *node, const char *service,
@@ -306,7 +306,6 @@ int fdm_eq_write_event(struct fdm_eq *eq, uint32_t event, const void *buf, size_
  * err positive. */
 int fdm_eq_write_error(struct fdm_eq *eq, struct fid *fid, void *context,
 		       uint64_t data, int err);
-int fdm_eq_trywait(struct fid_eq *eq);
 /* Drop the layer's entries naming fid (it is closing). */
 void fdm_eq_forget(struct fdm_eq *eq, const struct fid *fid);
 

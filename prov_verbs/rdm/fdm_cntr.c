@@ -114,14 +114,6 @@ static int fdm_cntr_seterr(struct fid_cntr *cntr, uint64_t value)
 	return 0;
 }
 
-static int64_t fdm_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* 0 once the value reaches threshold; -FI_EAVAIL as soon as the error
  * count moves while waiting (fi_cntr(3)); -FI_ETIMEDOUT after timeout ms
  * (negative: forever). With endpoints bound, their progress must run:
@@ -133,7 +125,7 @@ static int fdm_cntr_wait(struct fid_cntr *cntr, uint64_t threshold, int timeout)
 {
 	struct fdm_cntr *c = fdm_cntr_of(cntr);
 	uint64_t errors_at_start = FDM_CNTR_LOAD(&c->errors);
-	int64_t deadline = timeout >= 0 ? fdm_now_ms() + timeout : -1;
+	int64_t deadline = timeout >= 0 ? fd_now_ms() + timeout : -1;
 	unsigned idle = 0;
 	int ret;
 
@@ -153,7 +145,7 @@ static int fdm_cntr_wait(struct fid_cntr *cntr, uint64_t threshold, int timeout)
 			ret = -FI_EAVAIL;
 			break;
 		}
-		left = deadline < 0 ? -1 : deadline - fdm_now_ms();
+		left = deadline < 0 ? -1 : deadline - fd_now_ms();
 		if (deadline >= 0 && left <= 0) {
 			ret = -FI_ETIMEDOUT;
 			break;
@@ -232,32 +224,14 @@ static int fdm_cntr_control(struct fid *fid, int command, void *arg)
 {
 	struct fdm_cntr *c = fdm_cntr_of(fdv_container_of(fid, struct fid_cntr, fid));
 
-	switch (command) {
-	case FI_GETWAIT:
-		if (!arg)
-			return -FI_EINVAL;
-		if (c->efd < 0)
-			return -FI_ENODATA;
-		/* From now on someone may poll the fd at any time. */
-		if (c->wait_obj != FI_WAIT_FD) {
-			c->wait_obj = FI_WAIT_FD;
-			__atomic_add_fetch(&c->listeners, 1, __ATOMIC_ACQ_REL);
-		}
-		*(int *)arg = c->wepfd >= 0 ? c->wepfd : c->efd;
-		return 0;
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = c->efd < 0 ? FI_WAIT_NONE : FI_WAIT_FD;
-		return 0;
-	case FD_CTL_WAITABLE:
-		if (!arg)
-			return -FI_EINVAL;
-		*(struct fd_waitable **)arg = &c->waitable;
-		return 0;
-	default:
-		return -FI_ENOSYS;
+	/* From the fd's first handing out, someone may poll it at any time. */
+	if (command == FI_GETWAIT && arg && c->efd >= 0 && c->wait_obj != FI_WAIT_FD) {
+		c->wait_obj = FI_WAIT_FD;
+		__atomic_add_fetch(&c->listeners, 1, __ATOMIC_ACQ_REL);
 	}
+	return fd_waitable_control(command, arg, &c->waitable,
+				   c->efd < 0 ? -1 : c->wepfd >= 0 ? c->wepfd : c->efd,
+				   c->efd < 0 ? FI_WAIT_NONE : FI_WAIT_FD);
 }
 
 static struct fi_ops fdm_cntr_fid_ops = {
@@ -283,23 +257,14 @@ int fdm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 			return -FI_ENOSYS;
 		if (attr->flags)
 			return -FI_EINVAL;	/* fi_cntr(3) defines none */
-		switch (attr->wait_obj) {
-		case FI_WAIT_NONE:
-		case FI_WAIT_UNSPEC:
-		case FI_WAIT_FD:
-			wait = attr->wait_obj;
-			break;
-		case FI_WAIT_SET:
-			/* an fd as for FI_WAIT_FD; the domain puts the
-			 * counter into the set once its fd is complete
-			 * (fdm_cntr_join) */
-			if (fd_wait_check(attr->wait_set))
-				return -FI_EINVAL;
-			wait = FI_WAIT_FD;
-			break;
-		default:
-			return -FI_ENOSYS;	/* no mutexes or yield */
-		}
+		/* FI_WAIT_SET: an fd as for FI_WAIT_FD; the domain puts the
+		 * counter into the set once its fd is complete
+		 * (fdm_cntr_join). No mutexes or yield. */
+		int ret = fd_wait_obj_check(attr->wait_obj, attr->wait_set, false);
+
+		if (ret)
+			return ret;
+		wait = attr->wait_obj == FI_WAIT_SET ? FI_WAIT_FD : attr->wait_obj;
 	}
 
 	c = calloc(1, sizeof(*c));

@@ -570,7 +570,7 @@ static void fdm_conn_error(struct fdm_ep *ep, struct fi_eq_err_entry *err)
 		c->vep = NULL;
 		fdm_conn_set_state(c, FDM_C_WAIT_PEER);
 		ep->nwait++;
-		c->deadline_ms = fdm_now_ms() + FDM_WAIT_PEER_MS;
+		c->deadline_ms = fd_now_ms() + FDM_WAIT_PEER_MS;
 		return;
 	}
 	fdm_conn_fail(c, err->err ? err->err : FI_EIO);
@@ -586,7 +586,7 @@ static void fdm_conn_check_waits(struct fdm_ep *ep)
 		if (c->state != FDM_C_WAIT_PEER)
 			continue;
 		if (!now)
-			now = fdm_now_ms();
+			now = fd_now_ms();
 		if (now > c->deadline_ms) {
 			ep->nwait--;
 			fdm_conn_fail(c, FI_ETIMEDOUT);

@@ -324,7 +324,7 @@ static ssize_t fdm_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				fi_addr_t *src, const void *cond, int timeout)
 {
 	struct fdm_cq *cq = fdm_cq_of(cq_fid);
-	long end = timeout < 0 ? -1 : fdm_now_ms() + timeout;
+	long end = timeout < 0 ? -1 : fd_now_ms() + timeout;
 	unsigned spins = 0;
 	ssize_t ret;
 
@@ -338,7 +338,7 @@ static ssize_t fdm_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			return ret;
 		if (__atomic_exchange_n(&cq->signaled, 0, __ATOMIC_ACQ_REL))
 			return -FI_EAGAIN;
-		left = end < 0 ? -1 : end - fdm_now_ms();
+		left = end < 0 ? -1 : end - fd_now_ms();
 		if (end >= 0 && left <= 0)
 			return -FI_EAGAIN;
 		if (cq->epfd < 0) {
@@ -427,27 +427,8 @@ static int fdm_cq_control(struct fid *fid, int command, void *arg)
 {
 	struct fdm_cq *cq = fdv_container_of(fid, struct fdm_cq, cq_fid.fid);
 
-	switch (command) {
-	case FI_GETWAIT:
-		if (!arg)
-			return -FI_EINVAL;
-		if (cq->epfd < 0)
-			return -FI_ENODATA;
-		*(int *)arg = cq->epfd;
-		return 0;
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = cq->epfd < 0 ? FI_WAIT_NONE : FI_WAIT_FD;
-		return 0;
-	case FD_CTL_WAITABLE:
-		if (!arg)
-			return -FI_EINVAL;
-		*(struct fd_waitable **)arg = &cq->waitable;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return fd_waitable_control(command, arg, &cq->waitable, cq->epfd,
+				   cq->epfd < 0 ? FI_WAIT_NONE : FI_WAIT_FD);
 }
 
 static struct fi_ops fdm_cq_fi_ops = {
@@ -477,6 +458,7 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	struct fdm_domain *d = fdv_container_of(domain, struct fdm_domain, domain_fid);
 	struct fdm_cq *cq;
 	enum fi_cq_format fmt;
+	int ret;
 
 	if (!attr || !cq_out)
 		return -FI_EINVAL;
@@ -484,20 +466,10 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	if (fmt != FI_CQ_FORMAT_CONTEXT && fmt != FI_CQ_FORMAT_MSG &&
 	    fmt != FI_CQ_FORMAT_DATA && fmt != FI_CQ_FORMAT_TAGGED)
 		return -FI_ENOSYS;
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD:
-	case FI_WAIT_YIELD:
-		break;
-	case FI_WAIT_SET:
-		/* an fd as for FI_WAIT_FD, in the set (src/fd_sets.c) */
-		if (fd_wait_check(attr->wait_set))
-			return -FI_EINVAL;
-		break;
-	default:
-		return -FI_ENOSYS;
-	}
+	/* FI_WAIT_SET: an fd as for FI_WAIT_FD, in the set (src/fd_sets.c) */
+	ret = fd_wait_obj_check(attr->wait_obj, attr->wait_set, true);
+	if (ret)
+		return ret;
 	if (attr->flags & ~(uint64_t)0)
 		return -FI_EBADFLAGS;
 	cq = calloc(1, sizeof(*cq));
@@ -527,19 +499,12 @@ int fdm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->domain = d;
 	cq->format = fmt;
 	cq->kind = FDV_CQ_KIND_LAYER;
-	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
-	cq->cq_fid.fid.context = context;
-	cq->cq_fid.fid.ops = &fdm_cq_fi_ops;
+	fd_fid_init(&cq->cq_fid.fid, FI_CLASS_CQ, context, &fdm_cq_fi_ops);
 	cq->cq_fid.ops = &fdm_cq_ops;
 	{
-		int ret = fd_waitable_init(&cq->waitable, &cq->cq_fid.fid, fdm_cq_ready,
-					   fdm_cq_set_trywait);
-
-		if (!ret && attr->wait_obj == FI_WAIT_SET) {
-			ret = fd_wait_join(&cq->waitable, attr->wait_set, &cq->cq_fid.fid);
-			if (ret)
-				fd_waitable_fini(&cq->waitable, &cq->cq_fid.fid);
-		}
+		ret = fd_waitable_open(&cq->waitable, &cq->cq_fid.fid, fdm_cq_ready,
+				       fdm_cq_set_trywait,
+				       attr->wait_obj == FI_WAIT_SET ? attr->wait_set : NULL);
 		if (ret) {
 			if (cq->efd >= 0)
 				close(cq->efd);

@@ -19,14 +19,6 @@
 #include "fdm_cntr.h"
 #include "fdv_layer.h"
 
-long fdm_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 /* ---- fabric ---- */
 
 static int fdm_fabric_close(struct fid *fid)
@@ -37,47 +29,6 @@ static int fdm_fabric_close(struct fid *fid)
 	if (ret)
 		return ret;
 	free(f);
-	return 0;
-}
-
-/* An EQ of this fabric is the layer's (fdm_eq.c; issue 25: it holds the
- * AV's and the collective joins' events): 0 when nothing is queued, and
- * its FI_GETWAIT fd then turns readable on the next event.
- * An RDM CQ or counter is safe to wait on when every endpoint of its
- * domain has nothing left for progress to do and its verbs CQ and EQ are
- * armed (fdm_domain_trywait), and nothing is queued for it (issue 25;
- * before, -FI_EAGAIN always: manual progress, keep reading). */
-static int fdm_fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
-{
-	struct fdm_fabric *f = fdv_container_of(fabric, struct fdm_fabric, fabric_fid);
-	int ret;
-
-	if (count < 0 || (count && !fids))
-		return -FI_EINVAL;
-	for (int i = 0; i < count; i++) {
-		if (!fids[i])
-			return -FI_EINVAL;
-		switch (fids[i]->fclass) {
-		case FI_CLASS_EQ:
-			ret = fdm_eq_from_fid(fids[i]) ?
-				fdm_eq_trywait(fdv_container_of(fids[i], struct fid_eq, fid)) :
-				fi_trywait(f->vfabric, &fids[i], 1);
-			break;
-		case FI_CLASS_CQ:
-			ret = fdm_cq_trywait(fdv_container_of(fids[i], struct fid_cq, fid));
-			break;
-		case FI_CLASS_CNTR:
-			ret = fdm_cntr_trywait(fdv_container_of(fids[i], struct fid_cntr, fid));
-			break;
-		case FI_CLASS_WAIT:
-			ret = fd_wait_trywait(fids[i]);
-			break;
-		default:
-			return -FI_EINVAL;
-		}
-		if (ret)
-			return ret;
-	}
 	return 0;
 }
 
@@ -97,7 +48,9 @@ static struct fi_ops_fabric fdm_fabric_ops = {
 	.passive_ep = fd_no_fabric_passive_ep,
 	.eq_open = fdm_eq_open,
 	.wait_open = fd_wait_open,	/* the core's wait sets (fd_sets.h) */
-	.trywait = fdm_fabric_trywait,
+	.trywait = fd_trywait,	/* the layer's CQs, counters, EQs: their
+				 * fd_waitable (fdm_cq_trywait: every endpoint of
+				 * the domain idle and armed, nothing queued) */
 	.domain2 = fd_no_fabric_domain2,
 };
 
@@ -116,9 +69,7 @@ int fdm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		free(f);
 		return ret;
 	}
-	f->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
-	f->fabric_fid.fid.context = context;
-	f->fabric_fid.fid.ops = &fdm_fabric_fi_ops;
+	fd_fid_init(&f->fabric_fid.fid, FI_CLASS_FABRIC, context, &fdm_fabric_fi_ops);
 	f->fabric_fid.ops = &fdm_fabric_ops;
 	f->fabric_fid.api_version = attr->api_version;
 	*fabric = &f->fabric_fid;
@@ -170,12 +121,12 @@ static void *fdm_progress_thread(void *arg)
 	while (!__atomic_load_n(&d->prog_stop, __ATOMIC_ACQUIRE)) {
 		int ret, timeout;
 
-		pthread_mutex_lock(&d->mutex);
+		fd_mutex_lock(&d->mutex);
 		/* every endpoint first: trywait stops at the first busy one */
 		for (struct fdm_node *n = d->eps.next; n != &d->eps; n = n->next)
 			fdm_ep_progress(fdm_entry(n, struct fdm_ep, dom_node));
 		ret = fdm_domain_trywait(d);
-		pthread_mutex_unlock(&d->mutex);
+		fd_mutex_unlock(&d->mutex);
 		if (!ret) {
 			spins = 0;
 			timeout = FDM_AUTO_IDLE_MS;
@@ -269,7 +220,7 @@ static int fdm_domain_close(struct fid *fid)
 	fdm_mr_table_free(d);
 	if (d->wait_epfd >= 0)
 		close(d->wait_epfd);
-	pthread_mutex_destroy(&d->mutex);
+	fd_mutex_destroy(&d->mutex);
 	free(d);
 	return 0;
 }
@@ -411,7 +362,7 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	ret = fi_domain(f->vfabric, core, &d->vdomain, NULL);
 	if (ret)
 		goto err;
-	pthread_mutex_init(&d->mutex, NULL);
+	fd_mutex_init(&d->mutex);
 	d->auto_progress = info->domain_attr &&
 		(info->domain_attr->data_progress == FI_PROGRESS_AUTO ||
 		 info->domain_attr->control_progress == FI_PROGRESS_AUTO);
@@ -428,16 +379,14 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		d->pool_size = 16;
 	d->core_max_msg = core->ep_attr->max_msg_size ? core->ep_attr->max_msg_size :
 		((size_t)1 << 30);
-	d->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
-	d->domain_fid.fid.context = context;
-	d->domain_fid.fid.ops = &fdm_domain_fi_ops;
+	fd_fid_init(&d->domain_fid.fid, FI_CLASS_DOMAIN, context, &fdm_domain_fi_ops);
 	d->domain_fid.ops = &fdm_domain_ops;
 	d->domain_fid.mr = &fdm_mr_ops;
 	if (d->auto_progress) {
 		ret = fdm_progress_start(d);
 		if (ret) {
 			fi_close(&d->vdomain->fid);
-			pthread_mutex_destroy(&d->mutex);
+			fd_mutex_destroy(&d->mutex);
 			goto err;
 		}
 	}

@@ -778,21 +778,6 @@ static struct fi_ops_cm fdm_cm_ops = {
 	.join = fdm_coll_join,
 };
 
-static struct fi_ops_collective fdm_collective_ops = {
-	.size = sizeof(struct fi_ops_collective),
-	.barrier = fd_no_collective_barrier,
-	.broadcast = fd_no_collective_broadcast,
-	.alltoall = fd_no_collective_alltoall,
-	.allreduce = fd_no_collective_allreduce,
-	.allgather = fd_no_collective_allgather,
-	.reduce_scatter = fd_no_collective_reduce_scatter,
-	.reduce = fd_no_collective_reduce,
-	.scatter = fd_no_collective_scatter,
-	.gather = fd_no_collective_gather,
-	.msg = fd_no_collective_msg,
-	.barrier2 = fd_no_collective_barrier2,
-};
-
 int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep_out, void *context)
 {
@@ -849,7 +834,7 @@ int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.rma = &fdm_rma_ops;
 	ep->ep_fid.atomic = &fdm_atomic_ops;
 	ep->ep_fid.collective = (info->caps & FI_COLLECTIVE) ? &fdm_coll_ops :
-				&fdm_collective_ops;
+				&fd_no_ops_collective;
 	__atomic_fetch_add(&d->refs, 1, __ATOMIC_RELAXED);
 	*ep_out = &ep->ep_fid;
 	return 0;

@@ -246,33 +246,35 @@ static void fdm_apply_defaults(struct fi_info *fi, const struct fi_info *hints)
 		FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL;
 }
 
-/* The hints minus the provider name (the front end already decided this
- * provider answers to it) and with the types this layer translates. */
-struct fdm_hints_view {
-	struct fi_info info;
-	struct fi_fabric_attr fabric;
-};
-
-static const struct fi_info *fdm_hints_view(struct fdm_hints_view *v,
-					    const struct fi_info *hints)
+/* fd_layer_wrap's steps: a verbs MSG entry becomes an RDM one; defaults
+ * and the collective check once the hints have narrowed it. */
+static int fdm_wrap_make(struct fi_info *t, const struct fi_info *c, void *arg)
 {
-	if (!hints || !hints->fabric_attr || !hints->fabric_attr->prov_name)
-		return hints;
-	v->info = *hints;
-	v->fabric = *hints->fabric_attr;
-	v->fabric.prov_name = NULL;
-	v->info.fabric_attr = &v->fabric;
-	return &v->info;
+	(void)arg;
+	/* Rendezvous reads and the pool need what IB/RoCE give. */
+	if (c->ep_attr->protocol == FI_PROTO_IWARP)
+		return 1;
+	return fdm_make_rdm(t) ? -FI_ENOMEM : 0;
 }
+
+static int fdm_wrap_finish(struct fi_info *fi, const struct fi_info *hints, void *arg)
+{
+	(void)arg;
+	fdm_apply_defaults(fi, hints);
+	return fdm_apply_coll(fi, hints) ? 0 : 1;
+}
+
+static const struct fd_layer_wrap_ops fdm_wrap_ops = {
+	.make = fdm_wrap_make,
+	.finish = fdm_wrap_finish,
+};
 
 int fdm_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info)
 {
 	const struct fi_ep_attr *hep = hints ? hints->ep_attr : NULL;
-	struct fi_info *core_hints, *core = NULL, *head = NULL, **tail = &head;
-	struct fdm_hints_view view;
-	const struct fi_info *match;
+	struct fi_info *core_hints, *core = NULL;
 	int ret;
 
 	if (!info)
@@ -299,46 +301,5 @@ int fdm_getinfo(uint32_t version, const char *node, const char *service,
 	if (ret)
 		return ret;
 
-	match = fdm_hints_view(&view, hints);
-	for (struct fi_info *c = core; c; c = c->next) {
-		struct fi_info *t, *fi;
-
-		/* Rendezvous reads and the pool need what IB/RoCE give. */
-		if (c->ep_attr->protocol == FI_PROTO_IWARP)
-			continue;
-		t = fi_dupinfo(c);
-		if (!t || fdm_make_rdm(t)) {
-			fi_freeinfo(t);
-			ret = -FI_ENOMEM;
-			break;
-		}
-		t->next = NULL;
-		if (fd_info_check(version, t, match)) {
-			fi_freeinfo(t);
-			continue;
-		}
-		fi = fd_info_narrow(version, t, match);
-		fi_freeinfo(t);
-		if (!fi) {
-			ret = -FI_ENOMEM;
-			break;
-		}
-		fi->addr_format = c->addr_format;
-		fdm_apply_defaults(fi, hints);
-		if (!fdm_apply_coll(fi, hints)) {
-			fi_freeinfo(fi);
-			continue;
-		}
-		*tail = fi;
-		tail = &fi->next;
-	}
-	fi_freeinfo(core);
-	if (ret) {
-		fi_freeinfo(head);
-		return ret;
-	}
-	if (!head)
-		return -FI_ENODATA;
-	*info = head;
-	return 0;
+	return fd_layer_wrap(version, core, hints, &fdm_wrap_ops, NULL, info);
 }

@@ -1,50 +1,11 @@
 /* RDM wire formats: encode and validate (docs/rdm-protocol.md). */
-#include <arpa/inet.h>
 #include <string.h>
 
 #include <rdma/fi_errno.h>
 
 #include "fdm_atomic.h"
 #include "fdm_proto.h"
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-/* Big endian through a byte swap and an unaligned copy: a byte loop
- * costs several instructions a field more, and every message's header is
- * decoded on the data path. */
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return ntohl(v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
+#include "fd_util.h"
 
 static bool all_zero(const uint8_t *p, size_t n)
 {
@@ -86,7 +47,7 @@ int fdm_name_parse(struct fdm_name *out, const void *addr, size_t len)
 void fdm_name_key(const struct fdm_name *n, uint8_t key[FDM_NAME_KEY_LEN])
 {
 	memset(key, 0, FDM_NAME_KEY_LEN);
-	put16(key, n->u.sa.sa_family);
+	fd_put_be16(key, n->u.sa.sa_family);
 	if (n->u.sa.sa_family == AF_INET) {
 		memcpy(key + 2, &n->u.sin.sin_addr, 4);
 		memcpy(key + 18, &n->u.sin.sin_port, 2);
@@ -117,7 +78,7 @@ void fdm_cm_encode(uint8_t out[FDM_CM_LEN], const struct fdm_cm *cm)
 	memcpy(out, fdm_magic, 4);
 	out[4] = FDM_PROTO_VERSION;
 	out[5] = cm->kind;
-	put16(out + 6, cm->name.u.sa.sa_family == AF_INET6 ? 6 : 4);
+	fd_put_be16(out + 6, cm->name.u.sa.sa_family == AF_INET6 ? 6 : 4);
 	if (cm->name.u.sa.sa_family == AF_INET6) {
 		memcpy(out + 8, &cm->name.u.sin6.sin6_port, 2);
 		memcpy(out + 12, &cm->name.u.sin6.sin6_addr, 16);
@@ -125,13 +86,13 @@ void fdm_cm_encode(uint8_t out[FDM_CM_LEN], const struct fdm_cm *cm)
 		memcpy(out + 8, &cm->name.u.sin.sin_port, 2);
 		memcpy(out + 12, &cm->name.u.sin.sin_addr, 4);
 	}
-	put32(out + 28, cm->conn_id);
+	fd_put_be32(out + 28, cm->conn_id);
 	if (cm->kind == FDM_CM_REQ)
 		out[11] = cm->ctx;
 	if (cm->kind != FDM_CM_BUSY) {
-		put64(out + 32, cm->word_addr);
-		put32(out + 40, cm->word_key);
-		put16(out + 44, cm->credits);
+		fd_put_be64(out + 32, cm->word_addr);
+		fd_put_be32(out + 40, cm->word_key);
+		fd_put_be16(out + 44, cm->credits);
 	}
 }
 
@@ -151,16 +112,16 @@ int fdm_cm_decode(struct fdm_cm *cm, const void *data, size_t len)
 	cm->ctx = p[11];
 	if (cm->ctx >= FDM_SEP_MAX_CTX || (cm->ctx && cm->kind != FDM_CM_REQ))
 		return -FI_EINVAL;
-	cm->conn_id = get32(p + 28);
-	fam = get16(p + 6);
+	cm->conn_id = fd_get_be32(p + 28);
+	fam = fd_get_be16(p + 6);
 	if (cm->kind == FDM_CM_BUSY)
 		return 0;	/* a refusal carries nothing more */
-	cm->word_addr = get64(p + 32);
-	cm->word_key = get32(p + 40);
-	cm->credits = get16(p + 44);
+	cm->word_addr = fd_get_be64(p + 32);
+	cm->word_key = fd_get_be32(p + 40);
+	cm->credits = fd_get_be16(p + 44);
 	/* no pool takes more from one peer than FDM_CREDIT_MAX; a peer
 	 * with no credit word names none (address and key zero) */
-	if (cm->credits < 1 || cm->credits > FDM_CREDIT_MAX || get16(p + 46) ||
+	if (cm->credits < 1 || cm->credits > FDM_CREDIT_MAX || fd_get_be16(p + 46) ||
 	    (!cm->word_addr && cm->word_key))
 		return -FI_EINVAL;
 	if (cm->kind != FDM_CM_REQ)
@@ -196,17 +157,17 @@ void fdm_hdr_encode(uint8_t *out, const struct fdm_hdr *h)
 	out[1] = h->op;
 	out[2] = h->flags;
 	out[3] = 0;
-	put32(out + 4, h->conn_id);
-	put64(out + 8, h->tag);
-	put64(out + 16, h->data);
-	put64(out + 24, h->size);
+	fd_put_be32(out + 4, h->conn_id);
+	fd_put_be64(out + 8, h->tag);
+	fd_put_be64(out + 16, h->data);
+	fd_put_be64(out + 24, h->size);
 	if (h->flags & FDM_HF_ACK)
-		put64(out + FDM_HDR_LEN, h->ack_id);
+		fd_put_be64(out + FDM_HDR_LEN, h->ack_id);
 }
 
 void fdm_hdr_set_conn(uint8_t *hdr, uint32_t conn_id)
 {
-	put32(hdr + 4, conn_id);
+	fd_put_be32(hdr + 4, conn_id);
 }
 
 int fdm_hdr_decode(struct fdm_hdr *h, const uint8_t *in, size_t len,
@@ -217,10 +178,10 @@ int fdm_hdr_decode(struct fdm_hdr *h, const uint8_t *in, size_t len,
 		return -FI_EINVAL;
 	h->op = in[1];
 	h->flags = in[2];
-	h->conn_id = get32(in + 4);
-	h->tag = get64(in + 8);
-	h->data = get64(in + 16);
-	h->size = get64(in + 24);
+	h->conn_id = fd_get_be32(in + 4);
+	h->tag = fd_get_be64(in + 8);
+	h->data = fd_get_be64(in + 16);
+	h->size = fd_get_be64(in + 24);
 	h->ack_id = 0;
 	/* only an eager message asks for an acknowledgement */
 	if ((h->flags & FDM_HF_ACK) && h->op != FDM_OP_EAGER_MSG &&
@@ -234,7 +195,7 @@ int fdm_hdr_decode(struct fdm_hdr *h, const uint8_t *in, size_t len,
 			    h->size != len - FDM_HDR_LEN - FDM_ACK_ID_LEN ||
 			    h->size > eager_max - FDM_ACK_ID_LEN)
 				return -FI_EINVAL;
-			h->ack_id = get64(in + FDM_HDR_LEN);
+			h->ack_id = fd_get_be64(in + FDM_HDR_LEN);
 			return 0;
 		}
 		if (h->size != len - FDM_HDR_LEN || h->size > eager_max)
@@ -276,15 +237,15 @@ size_t fdm_rndv_encode(uint8_t *out, const struct fdm_rndv_info *ri)
 {
 	uint8_t *p = out;
 
-	put64(p, ri->req_id);
-	put32(p + 8, ri->count);
-	put32(p + 12, 0);
+	fd_put_be64(p, ri->req_id);
+	fd_put_be32(p + 8, ri->count);
+	fd_put_be32(p + 12, 0);
 	p += 16;
 	for (uint32_t i = 0; i < ri->count; i++, p += 24) {
-		put64(p, ri->iov[i].addr);
-		put64(p + 8, ri->iov[i].len);
-		put32(p + 16, ri->iov[i].key);
-		put32(p + 20, 0);
+		fd_put_be64(p, ri->iov[i].addr);
+		fd_put_be64(p + 8, ri->iov[i].len);
+		fd_put_be32(p + 16, ri->iov[i].key);
+		fd_put_be32(p + 20, 0);
 	}
 	return (size_t)(p - out);
 }
@@ -296,18 +257,18 @@ int fdm_rndv_decode(struct fdm_rndv_info *ri, const uint8_t *in, size_t len,
 
 	if (len < 16)
 		return -FI_EINVAL;
-	ri->req_id = get64(in);
-	ri->count = get32(in + 8);
-	if (get32(in + 12) || ri->count < 1 || ri->count > FDM_RNDV_IOV_MAX ||
+	ri->req_id = fd_get_be64(in);
+	ri->count = fd_get_be32(in + 8);
+	if (fd_get_be32(in + 12) || ri->count < 1 || ri->count > FDM_RNDV_IOV_MAX ||
 	    len != 16 + 24 * (size_t)ri->count)
 		return -FI_EINVAL;
 	for (uint32_t i = 0; i < ri->count; i++) {
 		const uint8_t *p = in + 16 + 24 * i;
 
-		ri->iov[i].addr = get64(p);
-		ri->iov[i].len = get64(p + 8);
-		ri->iov[i].key = get32(p + 16);
-		if (get32(p + 20) || ri->iov[i].len > total - sum)
+		ri->iov[i].addr = fd_get_be64(p);
+		ri->iov[i].len = fd_get_be64(p + 8);
+		ri->iov[i].key = fd_get_be32(p + 16);
+		if (fd_get_be32(p + 20) || ri->iov[i].len > total - sum)
 			return -FI_EINVAL;
 		sum += ri->iov[i].len;
 	}
@@ -322,9 +283,9 @@ void fdm_atomic_req_encode(uint8_t *out, const struct fdm_atomic_req *r)
 	out[1] = r->op;
 	out[2] = r->dt;
 	out[3] = 0;
-	put32(out + 4, r->count);
-	put64(out + 8, r->addr);
-	put64(out + 16, r->key);
+	fd_put_be32(out + 4, r->count);
+	fd_put_be64(out + 8, r->addr);
+	fd_put_be64(out + 16, r->key);
 }
 
 int fdm_atomic_req_decode(struct fdm_atomic_req *r, uint8_t *in, size_t len)
@@ -336,9 +297,9 @@ int fdm_atomic_req_decode(struct fdm_atomic_req *r, uint8_t *in, size_t len)
 	r->kind = in[0];
 	r->op = in[1];
 	r->dt = in[2];
-	r->count = get32(in + 4);
-	r->addr = get64(in + 8);
-	r->key = get64(in + 16);
+	r->count = fd_get_be32(in + 4);
+	r->addr = fd_get_be64(in + 8);
+	r->key = fd_get_be64(in + 16);
 	if (!fdm_atomic_ok(r->kind, r->op, r->dt) || !r->count ||
 	    r->count > fdm_atomic_max_count(r->kind, r->dt))
 		return -FI_EINVAL;

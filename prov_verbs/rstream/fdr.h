@@ -27,15 +27,15 @@
 
 #include "fd_core.h"
 #include "fd_enosys.h"
+#include "fd_eq.h"
+#include "fd_util.h"
 #include "fdv_layer.h"
-#include "fdr_lock.h"
+#include "fd_lock.h"
 #include "fdr_proto.h"
 
 #define FDR_PROV_NAME		"verbs;rstream"
 #define FDR_CORE_PROV_NAME	"verbs"
 
-#define fdr_container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 /* Defaults, as upstream's rstream had them. */
 #define FDR_DEF_BUF_SIZE	(32u * 1024)
@@ -91,21 +91,13 @@ struct fdr_eq_src {
 	int fd;
 };
 
-struct fdr_eq_entry;
-
+/* The rstream EQ: the core's (queue, wait fd, fi_ops) plus its sources. */
 struct fdr_eq {
-	struct fid_eq eq_fid;
+	struct fd_eq core;		/* first */
 	struct fdr_fabric *fabric;
-	enum fi_wait_obj wait_obj;
-	int epfd;			/* FI_GETWAIT: efd + every source's fd */
-	int efd;			/* readable while entries are queued */
-	/* Order: src_lock, then a source's own lock, then lock. */
+	/* Order: src_lock, then a source's own lock, then core.lock. */
 	pthread_mutex_t src_lock;	/* the sources; held while pumping */
 	struct fdr_eq_src *srcs;
-	pthread_mutex_t lock;		/* the queue */
-	struct fdr_eq_entry *head, *tail;
-	struct fdr_eq_entry *last_err;	/* readerr's err_data, until the next read */
-	atomic_int refs;
 };
 
 enum fdr_state {
@@ -124,8 +116,8 @@ struct fdr_ep {
 	/* One lock for everything below: the transmit and receive paths
 	 * share the CQ, the credits and the state, and the CM translation
 	 * (run from the user's EQ reads) changes the state too. Not a
-	 * pthread mutex: the data path takes it on every call (fdr_lock.h). */
-	fdr_lock_t lock;
+	 * pthread mutex: the data path takes it on every call (fd_lock.h). */
+	fd_mutex_t lock;
 	struct fdr_domain *domain;
 	struct fi_info *info;		/* the user's, duplicated */
 	struct fdr_eq *ueq;		/* the user's EQ, once bound */
@@ -220,10 +212,6 @@ struct fi_info *fdr_stream_info(const struct fi_info *tmpl,
 
 /* fdr_msg_ops.c: the endpoints' ops tables */
 extern struct fi_ops_msg fdr_ops_msg;
-extern struct fi_ops_rma fdr_no_ops_rma;
-extern struct fi_ops_atomic fdr_no_ops_atomic;
-extern struct fi_ops_tagged fdr_no_ops_tagged;
-extern struct fi_ops_collective fdr_no_ops_collective;
 
 /* The stream calls behind it. flags: 0 or FI_PEEK. Return the bytes
  * accepted / delivered (> 0), 0 for a zero-length call or, on receive, at
@@ -236,7 +224,7 @@ ssize_t fdr_stream_recv(struct fid_ep *ep, const struct iovec *iov,
 
 static inline struct fdr_ep *fdr_ep_of(struct fid_ep *ep_fid)
 {
-	return fdr_container_of(ep_fid, struct fdr_ep, ep_fid);
+	return fd_container_of(ep_fid, struct fdr_ep, ep_fid);
 }
 
 /* fdr_fabric.c */
@@ -252,7 +240,6 @@ int fdr_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq, void *context);
 /* The rstream EQ behind a fid, or NULL for anything else. */
 struct fdr_eq *fdr_eq_of_fid(struct fid *fid);
-int fdr_eq_trywait(struct fdr_eq *eq);
 /* Binding: a source joins with a reference on the EQ; leaving drops the
  * entries that name `owner` (an object closing). */
 int fdr_eq_add_src(struct fdr_eq *eq, struct fdr_eq_src *src);
@@ -266,11 +253,7 @@ void fdr_eq_push_error(struct fdr_eq *eq, struct fid *fid, void *context,
 		       size_t err_len);
 /* Release what an unread FI_CONNREQ's info holds (fdr_cm.c). */
 void fdr_connreq_drop(struct fi_info *info);
-int fdr_errno(int err);
 
-/* fdr_cm.c: FI_OPT_CM_DATA_SIZE, answered by both endpoint kinds */
-int fdr_opt_get_cm_data(int level, int optname, void *optval, size_t *optlen,
-			size_t max);
 /* The user's share of a verbs object's connection data (after our blob). */
 int fdr_cm_share(struct fid *ifid, size_t *out);
 

@@ -36,7 +36,7 @@ static void fdr_connreq_release(struct fdr_connreq *req)
  * releases its request through the handle's close. */
 static int fdr_connreq_close(struct fid *fid)
 {
-	fdr_connreq_release(fdr_container_of(fid, struct fdr_connreq, handle));
+	fdr_connreq_release(fd_container_of(fid, struct fdr_connreq, handle));
 	return 0;
 }
 
@@ -55,7 +55,7 @@ struct fdr_connreq *fdr_connreq_of(struct fid *handle)
 	if (!handle || handle->fclass != FI_CLASS_CONNREQ ||
 	    handle->ops != &fdr_connreq_fid_ops)
 		return NULL;
-	return fdr_container_of(handle, struct fdr_connreq, handle);
+	return fd_container_of(handle, struct fdr_connreq, handle);
 }
 
 void fdr_connreq_drop(struct fi_info *info)
@@ -67,22 +67,6 @@ void fdr_connreq_drop(struct fi_info *info)
 		info->handle = NULL;
 	}
 	fi_freeinfo(info);
-}
-
-int fdr_opt_get_cm_data(int level, int optname, void *optval, size_t *optlen,
-			size_t max)
-{
-	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
-		return -FI_ENOPROTOOPT;
-	if (!optval || !optlen)
-		return -FI_EINVAL;
-	if (*optlen < sizeof(size_t)) {
-		*optlen = sizeof(size_t);	/* fi_endpoint(3): the size needed */
-		return -FI_ETOOSMALL;
-	}
-	memcpy(optval, &max, sizeof(max));
-	*optlen = sizeof(size_t);
-	return 0;
 }
 
 /* The user's share of a verbs object's connection data, after our blob. */
@@ -223,11 +207,11 @@ void fdr_ep_pump_eq(struct fdr_ep *ep)
 
 void fdr_ep_eq_pump(struct fdr_eq_src *src)
 {
-	struct fdr_ep *ep = fdr_container_of(src, struct fdr_ep, src);
+	struct fdr_ep *ep = fd_container_of(src, struct fdr_ep, src);
 
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	fdr_ep_pump_eq(ep);
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 }
 
 /* ---- active endpoint CM calls ---- */
@@ -250,7 +234,7 @@ static int fdr_ep_connect(struct fid_ep *ep_fid, const void *addr,
 	ret = fdr_check_param(param, paramlen, ep->cm_data_max);
 	if (ret)
 		return ret;
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	if (ep->passive || ep->state != FDR_ENABLED) {
 		ret = -FI_EOPBADSTATE;
 	} else {
@@ -261,7 +245,7 @@ static int fdr_ep_connect(struct fid_ep *ep_fid, const void *addr,
 		if (!ret)
 			ep->state = FDR_CONNECTING;
 	}
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	return ret;
 }
 
@@ -278,7 +262,7 @@ static int fdr_ep_accept(struct fid_ep *ep_fid, const void *param,
 	ret = fdr_check_param(param, paramlen, ep->cm_data_max);
 	if (ret)
 		return ret;
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	if (!ep->passive || ep->state != FDR_ENABLED) {
 		ret = -FI_EOPBADSTATE;
 	} else {
@@ -289,7 +273,7 @@ static int fdr_ep_accept(struct fid_ep *ep_fid, const void *param,
 		if (!ret)
 			ep->state = FDR_CONNECTING;
 	}
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	return ret;
 }
 
@@ -303,9 +287,9 @@ static int fdr_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 	if (flags)
 		return -FI_EBADFLAGS;
 	ep = fdr_ep_of(ep_fid);
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	ret = fdr_ep_shutdown_locked(ep);
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	return ret;
 }
 
@@ -315,7 +299,7 @@ static int fdr_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 	if (!fid)
 		return -FI_EINVAL;
-	ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
+	ep = fdr_ep_of(fd_container_of(fid, struct fid_ep, fid));
 	return fi_getname(&ep->iep->fid, addr, addrlen);
 }
 
@@ -343,7 +327,7 @@ struct fi_ops_cm fdr_ep_cm_ops = {
 
 static struct fdr_pep *fdr_pep_of(struct fid_pep *pep)
 {
-	return fdr_container_of(pep, struct fdr_pep, pep_fid);
+	return fd_container_of(pep, struct fdr_pep, pep_fid);
 }
 
 /* A verbs connection request: keep it for the user if the peer speaks
@@ -420,7 +404,7 @@ static void fdr_pep_pump_eq(struct fdr_pep *pep)
 
 static void fdr_pep_eq_pump(struct fdr_eq_src *src)
 {
-	struct fdr_pep *pep = fdr_container_of(src, struct fdr_pep, src);
+	struct fdr_pep *pep = fd_container_of(src, struct fdr_pep, src);
 
 	pthread_mutex_lock(&pep->lock);
 	fdr_pep_pump_eq(pep);
@@ -468,7 +452,7 @@ static int fdr_pep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 	if (!fid)
 		return -FI_EINVAL;
-	pep = fdr_pep_of(fdr_container_of(fid, struct fid_pep, fid));
+	pep = fdr_pep_of(fd_container_of(fid, struct fid_pep, fid));
 	return fi_getname(&pep->ipep->fid, addr, addrlen);
 }
 
@@ -488,9 +472,9 @@ static struct fi_ops_cm fdr_pep_cm_ops = {
 static int fdr_pep_getopt(fid_t fid, int level, int optname, void *optval,
 			  size_t *optlen)
 {
-	struct fdr_pep *pep = fdr_pep_of(fdr_container_of(fid, struct fid_pep, fid));
+	struct fdr_pep *pep = fdr_pep_of(fd_container_of(fid, struct fid_pep, fid));
 
-	return fdr_opt_get_cm_data(level, optname, optval, optlen, pep->cm_data_max);
+	return fd_opt_get_cm_data_size(level, optname, optval, optlen, pep->cm_data_max);
 }
 
 static int fdr_pep_setopt(fid_t fid, int level, int optname,
@@ -516,7 +500,7 @@ static struct fi_ops_ep fdr_pep_ops = {
 
 static int fdr_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	struct fdr_pep *pep = fdr_pep_of(fdr_container_of(fid, struct fid_pep, fid));
+	struct fdr_pep *pep = fdr_pep_of(fd_container_of(fid, struct fid_pep, fid));
 	struct fdr_eq *eq;
 	int ret;
 
@@ -547,26 +531,21 @@ static int fdr_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 static int fdr_pep_control(struct fid *fid, int command, void *arg)
 {
-	struct fdr_pep *pep = fdr_pep_of(fdr_container_of(fid, struct fid_pep, fid));
+	struct fdr_pep *pep = fdr_pep_of(fd_container_of(fid, struct fid_pep, fid));
 
 	switch (command) {
 	case FI_GETWAIT:
 		if (!arg)
 			return -FI_EINVAL;
 		return fi_control(&pep->ieq->fid, FI_GETWAIT, arg);
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = FI_WAIT_FD;
-		return 0;
 	default:
-		return -FI_ENOSYS;
+		return fd_wait_control(command, arg, -1, FI_WAIT_FD);
 	}
 }
 
 static int fdr_pep_close(struct fid *fid)
 {
-	struct fdr_pep *pep = fdr_pep_of(fdr_container_of(fid, struct fid_pep, fid));
+	struct fdr_pep *pep = fdr_pep_of(fd_container_of(fid, struct fid_pep, fid));
 
 	if (pep->ueq)
 		fdr_eq_del_src(pep->ueq, &pep->src, fid);
@@ -607,7 +586,7 @@ int fdr_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 	if (!pep)
 		return -FI_ENOMEM;
 	pthread_mutex_init(&pep->lock, NULL);
-	pep->fabric = fdr_container_of(fabric, struct fdr_fabric, fabric_fid);
+	pep->fabric = fd_container_of(fabric, struct fdr_fabric, fabric_fid);
 	pep->iwarp = fdr_info_iwarp(info);
 	pep->info = fi_dupinfo(info);
 	core = fdr_core_info(info);

@@ -9,7 +9,7 @@
 
 static struct fdr_domain *fdr_domain_of(struct fid *fid)
 {
-	return fdr_container_of(fid, struct fdr_domain, domain_fid.fid);
+	return fd_container_of(fid, struct fdr_domain, domain_fid.fid);
 }
 
 static int fdr_domain_close(struct fid *fid)
@@ -86,7 +86,7 @@ int fdr_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		fi_freeinfo(core);
 		return -FI_ENOMEM;
 	}
-	dom->fabric = fdr_container_of(fabric, struct fdr_fabric, fabric_fid);
+	dom->fabric = fd_container_of(fabric, struct fdr_fabric, fabric_fid);
 	ret = fi_domain(dom->fabric->ifab, core, &dom->idom, dom);
 	fi_freeinfo(core);
 	if (ret) {

@@ -62,7 +62,7 @@ static int fdr_opt_put(void *optval, size_t *optlen, size_t v)
 static int fdr_ep_setopt(fid_t fid, int level, int optname,
 			 const void *optval, size_t optlen)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fd_container_of(fid, struct fid_ep, fid));
 	size_t v;
 	int ret;
 
@@ -89,9 +89,9 @@ static int fdr_ep_setopt(fid_t fid, int level, int optname,
 		   v > ep->domain->max_queue) {
 		return -FI_EINVAL;
 	}
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	if (ep->state != FDR_IDLE) {
-		fdr_unlock(&ep->lock);
+		fd_mutex_unlock(&ep->lock);
 		return -FI_EOPBADSTATE;	/* the rings exist already */
 	}
 	switch (optname) {
@@ -108,14 +108,14 @@ static int fdr_ep_setopt(fid_t fid, int level, int optname,
 		ep->rx_size = (uint32_t)v;
 		break;
 	}
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	return 0;
 }
 
 static int fdr_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			 size_t *optlen)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fd_container_of(fid, struct fid_ep, fid));
 
 	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
@@ -217,7 +217,7 @@ static int fdr_ep_enable(struct fdr_ep *ep)
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
 	if (epoll_ctl(ep->waitfd, EPOLL_CTL_ADD, fd, &ev)) {
-		ret = -fdr_errno(errno);
+		ret = -fd_errno_to_fi(errno);
 		goto err;
 	}
 	/* Every credit the peer will be given is a receive posted now. */
@@ -242,36 +242,30 @@ err:
 
 static int fdr_ep_control(struct fid *fid, int command, void *arg)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fd_container_of(fid, struct fid_ep, fid));
 	int ret;
 
 	switch (command) {
 	case FI_ENABLE:
-		fdr_lock(&ep->lock);
+		fd_mutex_lock(&ep->lock);
 		ret = fdr_ep_enable(ep);
-		fdr_unlock(&ep->lock);
+		fd_mutex_unlock(&ep->lock);
 		return ret;
 	case FI_GETWAIT:
 		if (!arg)
 			return -FI_EINVAL;
-		fdr_lock(&ep->lock);
+		fd_mutex_lock(&ep->lock);
 		fdr_wait_fd_used(ep);
-		fdr_unlock(&ep->lock);
-		*(int *)arg = ep->waitfd;
-		return 0;
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = FI_WAIT_FD;
-		return 0;
+		fd_mutex_unlock(&ep->lock);
+		/* fall through */
 	default:
-		return -FI_ENOSYS;
+		return fd_wait_control(command, arg, ep->waitfd, FI_WAIT_FD);
 	}
 }
 
 static int fdr_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fd_container_of(fid, struct fid_ep, fid));
 	struct fdr_eq *eq;
 	int ret;
 
@@ -294,9 +288,9 @@ static int fdr_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	eq = fdr_eq_of_fid(bfid);
 	if (!eq)
 		return -FI_EINVAL;	/* not an EQ of an rstream fabric */
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	if (ep->ueq || ep->state != FDR_IDLE) {
-		fdr_unlock(&ep->lock);
+		fd_mutex_unlock(&ep->lock);
 		return ep->ueq ? -FI_EINVAL : -FI_EOPBADSTATE;
 	}
 	/* Reading the user's EQ runs our translation of the internal one,
@@ -304,25 +298,25 @@ static int fdr_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	 * takes its source lock, then ours: claim the binding, and join the
 	 * EQ's sources without holding ours (lock order EQ -> endpoint). */
 	ep->ueq = eq;
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	ret = fdr_eq_add_src(eq, &ep->src);
 	if (ret) {
-		fdr_lock(&ep->lock);
+		fd_mutex_lock(&ep->lock);
 		ep->ueq = NULL;
-		fdr_unlock(&ep->lock);
+		fd_mutex_unlock(&ep->lock);
 	}
 	return ret;
 }
 
 static int fdr_ep_close(struct fid *fid)
 {
-	struct fdr_ep *ep = fdr_ep_of(fdr_container_of(fid, struct fid_ep, fid));
+	struct fdr_ep *ep = fdr_ep_of(fd_container_of(fid, struct fid_ep, fid));
 
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	/* Closing a connected stream ends it in order, as close(2) does. */
 	if (ep->state == FDR_CONNECTED)
 		fdr_ep_shutdown_locked(ep);
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	if (ep->ueq)
 		fdr_eq_del_src(ep->ueq, &ep->src, &ep->ep_fid.fid);
 	if (ep->iep)
@@ -385,17 +379,17 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 		if (!req)
 			return -FI_EINVAL;	/* not one of our connection requests */
 	}
-	dom = fdr_container_of(domain, struct fdr_domain, domain_fid);
+	dom = fd_container_of(domain, struct fdr_domain, domain_fid);
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
-	fdr_lock_init(&ep->lock);
+	fd_mutex_init(&ep->lock);
 	ep->domain = dom;
 	ep->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	ep->waitfd = epoll_create1(EPOLL_CLOEXEC);
 	ep->info = fi_dupinfo(info);
 	if (ep->efd < 0 || ep->waitfd < 0) {
-		ret = -fdr_errno(errno);
+		ret = -fd_errno_to_fi(errno);
 		goto err;
 	}
 	if (!ep->info) {
@@ -422,7 +416,7 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ev.events = EPOLLIN;
 	if (epoll_ctl(ep->waitfd, EPOLL_CTL_ADD, ep->efd, &ev) ||
 	    epoll_ctl(ep->waitfd, EPOLL_CTL_ADD, ep->src.fd, &ev)) {
-		ret = -fdr_errno(errno);
+		ret = -fd_errno_to_fi(errno);
 		goto err;
 	}
 
@@ -462,16 +456,16 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 
 	ep->kind = FDV_EP_KIND_LAYER;
 	ep->state = FDR_IDLE;
-	ep->ep_fid.fid.fclass = FI_CLASS_EP;
-	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &fdr_ep_fid_ops;
+	fd_fid_init(&ep->ep_fid.fid, FI_CLASS_EP, context, &fdr_ep_fid_ops);
 	ep->ep_fid.ops = &fdr_ep_ops;
 	ep->ep_fid.cm = &fdr_ep_cm_ops;
 	ep->ep_fid.msg = &fdr_ops_msg;
-	ep->ep_fid.rma = &fdr_no_ops_rma;
-	ep->ep_fid.atomic = &fdr_no_ops_atomic;
-	ep->ep_fid.tagged = &fdr_no_ops_tagged;
-	ep->ep_fid.collective = &fdr_no_ops_collective;
+	/* A stream offers fi_msg alone: every other endpoint call is refused
+	 * (the core's whole -FI_ENOSYS tables). */
+	ep->ep_fid.rma = &fd_no_ops_rma;
+	ep->ep_fid.atomic = &fd_no_ops_atomic;
+	ep->ep_fid.tagged = &fd_no_ops_tagged;
+	ep->ep_fid.collective = &fd_no_ops_collective;
 	atomic_fetch_add(&dom->refs, 1);
 	*ep_out = &ep->ep_fid;
 	return 0;

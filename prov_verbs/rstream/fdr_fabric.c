@@ -8,7 +8,7 @@
 
 static struct fdr_fabric *fdr_fabric_of(struct fid *fid)
 {
-	return fdr_container_of(fid, struct fdr_fabric, fabric_fid.fid);
+	return fd_container_of(fid, struct fdr_fabric, fabric_fid.fid);
 }
 
 static int fdr_fabric_close(struct fid *fid)
@@ -44,33 +44,14 @@ static int fdr_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
 	return fdr_domain_open(fabric, info, dom, context);
 }
 
-/* EQs are ours; an endpoint is waited for through its FI_GETWAIT fd. */
-static int fdr_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
-{
-	struct fdr_eq *eq;
-	int ret;
-
-	(void)fabric;
-	if (count < 0 || (count && !fids))
-		return -FI_EINVAL;
-	for (int i = 0; i < count; i++) {
-		eq = fdr_eq_of_fid(fids[i]);
-		if (!eq)
-			return -FI_EINVAL;
-		ret = fdr_eq_trywait(eq);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 static struct fi_ops_fabric fdr_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = fdr_domain_open,
 	.passive_ep = fdr_pep_open,
 	.eq_open = fdr_eq_open,
 	.wait_open = fd_no_fabric_wait_open,
-	.trywait = fdr_trywait,
+	.trywait = fd_trywait,	/* its EQs; an endpoint is waited for through
+				 * its FI_GETWAIT fd */
 	.domain2 = fdr_fabric_domain2,
 };
 
@@ -95,9 +76,7 @@ int fdr_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		return ret;
 	}
 	fab->version = attr->api_version ? attr->api_version : FD_API_VERSION;
-	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
-	fab->fabric_fid.fid.context = context;
-	fab->fabric_fid.fid.ops = &fdr_fabric_fid_ops;
+	fd_fid_init(&fab->fabric_fid.fid, FI_CLASS_FABRIC, context, &fdr_fabric_fid_ops);
 	fab->fabric_fid.ops = &fdr_fabric_ops;
 	fab->fabric_fid.api_version = fab->version;
 	*fabric = &fab->fabric_fid;

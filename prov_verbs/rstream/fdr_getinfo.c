@@ -151,27 +151,6 @@ static void fdr_apply_defaults(struct fi_info *fi, const struct fi_info *hints)
 		fi->rx_attr->iov_limit = FDR_DEF_IOV_LIMIT;
 }
 
-/* The application's hints, minus the provider name: the front end has
- * already decided that this provider answers ("verbs", "rstream" and
- * "verbs;rstream" all select it), and the matcher would only accept the
- * full name. */
-struct fdr_hints_view {
-	struct fi_info info;
-	struct fi_fabric_attr fabric;
-};
-
-static const struct fi_info *fdr_hints_view(struct fdr_hints_view *v,
-					    const struct fi_info *hints)
-{
-	if (!hints || !hints->fabric_attr || !hints->fabric_attr->prov_name)
-		return hints;
-	v->info = *hints;
-	v->fabric = *hints->fabric_attr;
-	v->fabric.prov_name = NULL;
-	v->info.fabric_attr = &v->fabric;
-	return &v->info;
-}
-
 static int fdr_prov_attr_info(uint32_t version, uint32_t proto,
 			      struct fi_info **info)
 {
@@ -191,15 +170,40 @@ static int fdr_prov_attr_info(uint32_t version, uint32_t proto,
 	return 0;
 }
 
+/* fd_layer_wrap's steps: a verbs MSG entry becomes a stream entry of the
+ * protocol asked for (arg) that the device can speak. */
+static int fdr_wrap_make(struct fi_info *t, const struct fi_info *c, void *arg)
+{
+	uint32_t asked = *(const uint32_t *)arg;
+	int iwarp_dev = c->ep_attr->protocol == FI_PROTO_IWARP;
+
+	/* A device without write-with-immediate (iWARP) can only speak the
+	 * iWARP framing; any device can speak it. */
+	if (iwarp_dev && asked == FI_PROTO_RSTREAM)
+		return 1;
+	return fdr_make_stream(t, iwarp_dev || asked == FI_PROTO_IWARP ?
+			       FI_PROTO_IWARP : FI_PROTO_RSTREAM) ? -FI_ENOMEM : 0;
+}
+
+static int fdr_wrap_finish(struct fi_info *fi, const struct fi_info *hints, void *arg)
+{
+	(void)arg;
+	fdr_apply_defaults(fi, hints);
+	return 0;
+}
+
+static const struct fd_layer_wrap_ops fdr_wrap_ops = {
+	.make = fdr_wrap_make,
+	.finish = fdr_wrap_finish,
+};
+
 int fdr_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info)
 {
 	const struct fi_ep_attr *hep = hints ? hints->ep_attr : NULL;
 	uint32_t asked = hep ? hep->protocol : FI_PROTO_UNSPEC;
-	struct fi_info *core_hints, *core = NULL, *head = NULL, **tail = &head;
-	struct fdr_hints_view view;
-	const struct fi_info *match;
+	struct fi_info *core_hints, *core = NULL;
 	int ret;
 
 	if (!info)
@@ -225,50 +229,7 @@ int fdr_getinfo(uint32_t version, const char *node, const char *service,
 					  FI_PROTO_IWARP : FI_PROTO_RSTREAM, info);
 	}
 
-	match = fdr_hints_view(&view, hints);
-	for (struct fi_info *c = core; c; c = c->next) {
-		int iwarp_dev = c->ep_attr->protocol == FI_PROTO_IWARP;
-		uint32_t proto;
-		struct fi_info *t, *fi;
-
-		/* A device without write-with-immediate (iWARP) can only
-		 * speak the iWARP framing; any device can speak it. */
-		if (iwarp_dev && asked == FI_PROTO_RSTREAM)
-			continue;
-		proto = iwarp_dev || asked == FI_PROTO_IWARP ?
-			FI_PROTO_IWARP : FI_PROTO_RSTREAM;
-		t = fi_dupinfo(c);
-		if (!t || fdr_make_stream(t, proto)) {
-			fi_freeinfo(t);
-			ret = -FI_ENOMEM;
-			break;
-		}
-		t->next = NULL;
-		if (fd_info_check(version, t, match)) {
-			fi_freeinfo(t);
-			continue;
-		}
-		fi = fd_info_narrow(version, t, match);
-		fi_freeinfo(t);
-		if (!fi) {
-			ret = -FI_ENOMEM;
-			break;
-		}
-		/* a generic FI_SOCKADDR hint gets the entry's own family */
-		fi->addr_format = c->addr_format;
-		fdr_apply_defaults(fi, hints);
-		*tail = fi;
-		tail = &fi->next;
-	}
-	fi_freeinfo(core);
-	if (ret) {
-		fi_freeinfo(head);
-		return ret;
-	}
-	if (!head)
-		return -FI_ENODATA;
-	*info = head;
-	return 0;
+	return fd_layer_wrap(version, core, hints, &fdr_wrap_ops, &asked, info);
 }
 
 /* ---- infos for the two layers of one endpoint ---- */

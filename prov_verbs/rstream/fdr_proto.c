@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fdr_proto.h"
+#include "fd_util.h"
 
 const char *fdr_bad_str(int why)
 {
@@ -26,30 +27,12 @@ const char *fdr_bad_str(int why)
 	}
 }
 
-/* ---- byte order: spelled out, so the layout does not depend on the
- * host's endianness or on hidden libc extensions ---- */
-
-static void put_be(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = n - 1; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-static uint64_t get_be(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 void fdr_blob_encode(uint8_t out[FDR_BLOB_LEN], const struct fdr_blob *b)
 {
-	put_be(out, b->ring_addr, 8);
-	put_be(out + 8, b->rkey, 8);
-	put_be(out + 16, b->ring_size, 4);
-	put_be(out + 20, b->credits, 2);
+	fd_put_be64(out, b->ring_addr);
+	fd_put_be64(out + 8, b->rkey);
+	fd_put_be32(out + 16, b->ring_size);
+	fd_put_be16(out + 20, b->credits);
 	out[22] = b->version;
 	out[23] = b->flags;
 }
@@ -61,10 +44,10 @@ int fdr_blob_decode(struct fdr_blob *b, const void *buf, size_t len)
 	memset(b, 0, sizeof(*b));
 	if (!p || len < FDR_BLOB_LEN)
 		return FDR_BAD_SHORT;
-	b->ring_addr = get_be(p, 8);
-	b->rkey = get_be(p + 8, 8);
-	b->ring_size = (uint32_t)get_be(p + 16, 4);
-	b->credits = (uint16_t)get_be(p + 20, 2);
+	b->ring_addr = fd_get_be64(p);
+	b->rkey = fd_get_be64(p + 8);
+	b->ring_size = fd_get_be32(p + 16);
+	b->credits = fd_get_be16(p + 20);
 	b->version = p[22];
 	b->flags = p[23];
 	/* The version first: a later protocol may lay out the rest

@@ -3,7 +3,7 @@
  * orderly end (fi_shutdown). Creation, options, enabling and close are in
  * fdr_ep.c.
  *
- * Locking: one lock per endpoint (fdr_lock.h) guards the rings, the flow
+ * Locking: one lock per endpoint (fd_lock.h) guards the rings, the flow
  * state and the internal objects, whose own data-path locks may be
  * compiled out (FDV_THREAD_SAFE 0): everything that touches them holds
  * ep->lock. */
@@ -29,20 +29,6 @@ enum { FDR_CTX_RX = 1, FDR_CTX_DATA = 2, FDR_CTX_CTRL = 3 };
 static void *fdr_ctx(unsigned tag, uint64_t val)
 {
 	return (void *)(uintptr_t)(val << 2 | tag);
-}
-
-static uint32_t fdr_load_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static void fdr_store_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
 }
 
 /* ---- errors ---- */
@@ -139,7 +125,7 @@ static int fdr_post_word(struct fdr_ep *ep, uint32_t word)
 	if (ep->iwarp) {
 		uint8_t *slot = ep->tx_slots + 4 * (size_t)(ep->tx_slot_next++ % ep->tx_size);
 
-		fdr_store_be32(slot, word);
+		fd_put_be32(slot, word);
 		ret = fi_send(ep->iep, slot, 4, ep->desc, 0,
 				   fdr_ctx(FDR_CTX_CTRL, 0));
 	} else {
@@ -193,7 +179,7 @@ static void fdr_handle_recv(struct fdr_ep *ep, const struct fi_cq_data_entry *e)
 		kind = FDR_RX_SEND_IMM;
 	else
 		kind = FDR_RX_SEND;
-	word = kind == FDR_RX_SEND ? fdr_load_be32(ep->rx_slots + 4 * (size_t)slot) :
+	word = kind == FDR_RX_SEND ? fd_get_be32(ep->rx_slots + 4 * (size_t)slot) :
 				     (uint32_t)e->data;
 	why = fdr_msg_decode(&m, ep->iwarp, kind,
 			     e->len > UINT32_MAX ? UINT32_MAX : (uint32_t)e->len, word);
@@ -442,7 +428,7 @@ static ssize_t fdr_post_data(struct fdr_ep *ep, uint32_t len, uint32_t tx_off,
 	{
 		uint8_t *slot = ep->tx_slots + 4 * (size_t)(ep->tx_slot_next++ % ep->tx_size);
 
-		fdr_store_be32(slot, fdr_word_data(len));
+		fd_put_be32(slot, fdr_word_data(len));
 		ret = fi_send(ep->iep, slot, 4, ep->desc, 0,
 				   fdr_ctx(FDR_CTX_CTRL, 0));
 	}
@@ -554,7 +540,7 @@ static ssize_t fdr_stream_op(struct fid_ep *ep_fid, const struct iovec *iov,
 	if (total > SSIZE_MAX)
 		total = SSIZE_MAX;
 	ep = fdr_ep_of(ep_fid);
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 	/* A few rounds at most: each arm that finds new completions
 	 * earns another look, but a caller that got nothing is told so
 	 * promptly; the wait fd is armed either way. */
@@ -573,7 +559,7 @@ static ssize_t fdr_stream_op(struct fid_ep *ep_fid, const struct iovec *iov,
 	else
 		ep->rx_waiting = ret == -FI_EAGAIN;
 	fdr_wait_update(ep);
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	return ret;
 }
 
@@ -609,10 +595,10 @@ static void fdr_wait_a_little(struct fdr_ep *ep, int ms)
 
 	if (fdr_arm(ep, true))
 		return;
-	fdr_unlock(&ep->lock);
+	fd_mutex_unlock(&ep->lock);
 	if (poll(&pfd, 1, ms < 50 ? ms : 50) < 0 && errno != EINTR)
 		FD_DBG(FD_LOG_EP_DATA, "poll: %s", strerror(errno));
-	fdr_lock(&ep->lock);
+	fd_mutex_lock(&ep->lock);
 }
 
 /* Our side of the stream ends: a FIN behind all data, once it has a

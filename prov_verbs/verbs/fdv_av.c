@@ -33,7 +33,7 @@ int fdv_dgram_port(struct fdv_domain *dom, uint8_t *port_num, uint8_t *sgid_inde
 		return -FI_ENODEV;
 	*port_num = dev->port_num;
 	if (ibv_query_port(dom->verbs, dev->port_num, &pa))
-		return -fdv_errno_to_fi(errno);
+		return -fd_errno_to_fi(errno);
 	*lid = pa.lid;
 	*global = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
 	*sgid_index = (uint8_t)dom->params.gid_idx;

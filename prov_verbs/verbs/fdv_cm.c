@@ -88,12 +88,12 @@ static int fdv_pep_setname(struct fdv_pep *pep, void *addr)
 		return -FI_EOPBADSTATE;
 	if (rdma_create_id(pep->eq ? pep->eq->channel : NULL, &id,
 			   &pep->pep_fid.fid, RDMA_PS_TCP))
-		return -fdv_errno_to_fi(errno);
+		return -fd_errno_to_fi(errno);
 	if (rdma_bind_addr(id, addr)) {
 		err = errno;
 		FD_DBG(FD_LOG_EP_CTRL, "fi_setname: rdma_bind_addr: %s", strerror(err));
 		rdma_destroy_id(id);
-		return -fdv_errno_to_fi(err);
+		return -fd_errno_to_fi(err);
 	}
 	rdma_destroy_id(pep->id);
 	pep->id = id;
@@ -114,7 +114,7 @@ static int fdv_ep_setname(struct fdv_msg_ep *ep, void *addr)
 		return -FI_EOPBADSTATE;
 	/* Synchronous resolution (no channel), then the EQ's channel. */
 	if (rdma_create_id(NULL, &id, &ep->ep.ep_fid.fid, RDMA_PS_TCP))
-		return -fdv_errno_to_fi(errno);
+		return -fd_errno_to_fi(errno);
 	if (info->dest_addr) {
 		if (rdma_resolve_addr(id, addr, (struct sockaddr *)info->dest_addr,
 				      FDV_RESOLVE_TIMEOUT_MS) ||
@@ -128,7 +128,7 @@ static int fdv_ep_setname(struct fdv_msg_ep *ep, void *addr)
 	if (err) {
 		FD_DBG(FD_LOG_EP_CTRL, "fi_setname: %s", strerror(err));
 		rdma_destroy_id(id);
-		return -fdv_errno_to_fi(err);
+		return -fd_errno_to_fi(err);
 	}
 	rdma_destroy_id(ep->id);
 	ep->id = id;
@@ -220,7 +220,7 @@ static int fdv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 	if (rdma_connect(ep->id, &cp)) {
 		int err = errno;
 
-		ret = -fdv_errno_to_fi(err);
+		ret = -fd_errno_to_fi(err);
 		FD_WARN(FD_LOG_EP_CTRL, "rdma_connect to %s: %s",
 			fdv_peer_str(ep->id), strerror(err));
 		return ret;
@@ -257,7 +257,7 @@ static int fdv_ep_accept(struct fid_ep *ep_fid, const void *param,
 	if (rdma_accept(ep->id, &cp)) {
 		int err = errno;
 
-		ret = -fdv_errno_to_fi(err);
+		ret = -fd_errno_to_fi(err);
 		FD_WARN(FD_LOG_EP_CTRL, "rdma_accept from %s: %s",
 			fdv_peer_str(ep->id), strerror(err));
 		return ret;
@@ -294,7 +294,7 @@ int fdv_msg_ep_disconnect(struct fdv_msg_ep *ep)
 	 * into the CQs as FI_ECANCELED, and the peer sees FI_SHUTDOWN. */
 	if (rdma_disconnect(ep->id)) {
 		FD_DBG(FD_LOG_EP_CTRL, "rdma_disconnect: %s", strerror(errno));
-		return -fdv_errno_to_fi(errno);
+		return -fd_errno_to_fi(errno);
 	}
 	return 0;
 }
@@ -352,7 +352,7 @@ static int fdv_pep_listen(struct fid_pep *pep_fid)
 		int err = errno;
 
 		FD_WARN(FD_LOG_EP_CTRL, "rdma_listen: %s", strerror(err));
-		return -fdv_errno_to_fi(err);
+		return -fd_errno_to_fi(err);
 	}
 	pep->listening = true;
 	return 0;
@@ -373,7 +373,7 @@ static int fdv_pep_reject(struct fid_pep *pep_fid, fid_t handle,
 		return ret;
 	req = FDV_OBJ(struct fdv_connreq, handle, handle);
 	n = fdv_cm_pack(priv, param, paramlen);
-	ret = rdma_reject(req->id, priv, (uint8_t)n) ? -fdv_errno_to_fi(errno) : 0;
+	ret = rdma_reject(req->id, priv, (uint8_t)n) ? -fd_errno_to_fi(errno) : 0;
 	rdma_destroy_id(req->id);
 	free(req);
 	return ret;
@@ -396,7 +396,7 @@ static int fdv_pep_getopt(fid_t fid, int level, int optname, void *optval,
 			  size_t *optlen)
 {
 	(void)fid;
-	return fdv_opt_get_cm_data_size(level, optname, optval, optlen, FDV_CM_DATA_MAX);
+	return fd_opt_get_cm_data_size(level, optname, optval, optlen, FDV_CM_DATA_MAX);
 }
 
 static int fdv_pep_setopt(fid_t fid, int level, int optname,
@@ -431,12 +431,14 @@ static int fdv_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		return -FI_EINVAL;	/* one EQ for the endpoint's life */
 	if (!pep->id)
 		return -FI_EOPBADSTATE;
-	eq = FDV_OBJ(struct fdv_eq, eq_fid.fid, bfid);
+	eq = fdv_eq_of_fid(bfid);
+	if (!eq)
+		return -FI_EINVAL;	/* not a verbs EQ */
 	ret = fdv_eq_attach(eq, pep->id);
 	if (ret)
 		return ret;
 	pep->eq = eq;
-	atomic_fetch_add(&eq->refs, 1);
+	fd_eq_ref(&eq->core, 1);
 	return 0;
 }
 
@@ -445,11 +447,11 @@ static int fdv_pep_close(struct fid *fid)
 	struct fdv_pep *pep = FDV_OBJ(struct fdv_pep, pep_fid.fid, fid);
 
 	if (pep->eq)
-		fdv_eq_forget(pep->eq, fid);
+		fd_eq_forget(&pep->eq->core, fid);
 	if (pep->id && rdma_destroy_id(pep->id))
 		FD_WARN(FD_LOG_EP_CTRL, "rdma_destroy_id: %s", strerror(errno));
 	if (pep->eq)
-		atomic_fetch_sub(&pep->eq->refs, 1);
+		fd_eq_ref(&pep->eq->core, -1);
 	atomic_fetch_sub(&pep->fabric->refs, 1);
 	fi_freeinfo(pep->info);
 	free(pep);
@@ -510,7 +512,7 @@ int fdv_pep_yield_id(struct fid *fid, struct fdv_msg_ep *ep,
 	/* Without an EQ the id is synchronous already (created on no
 	 * channel), and librdmacm refuses to make a synchronous id so again. */
 	if (pep->eq && rdma_migrate_id(id, NULL))
-		return -fdv_errno_to_fi(errno);
+		return -fd_errno_to_fi(errno);
 	if (info->dest_addr &&
 	    (rdma_resolve_addr(id, NULL, (struct sockaddr *)info->dest_addr,
 			       FDV_RESOLVE_TIMEOUT_MS) ||
@@ -527,7 +529,7 @@ int fdv_pep_yield_id(struct fid *fid, struct fdv_msg_ep *ep,
 			strerror(err));
 		if (pep->eq)
 			rdma_migrate_id(id, pep->eq->channel);
-		return -fdv_errno_to_fi(err);
+		return -fd_errno_to_fi(err);
 	}
 	id->context = &ep->ep.ep_fid.fid;
 	pep->id = NULL;
@@ -577,7 +579,7 @@ int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 err:
 	fi_freeinfo(pep->info);
 	free(pep);
-	return -fdv_errno_to_fi(err);
+	return -fd_errno_to_fi(err);
 }
 
 /* ---- rdma_cm events -> EQ entries (EQ lock held) ---- */

@@ -370,7 +370,7 @@ int fdv_cq_signal(struct fid_cq *cq_fid)
 	if (full->signal_fd < 0)
 		return -FI_ENOSYS;
 	if (write(full->signal_fd, &one, sizeof(one)) != sizeof(one))
-		return -fdv_errno_to_fi(errno);
+		return -fd_errno_to_fi(errno);
 	return 0;
 }
 
@@ -551,7 +551,7 @@ ssize_t fdv_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		pfd[1].events = POLLIN;
 		rc = poll(pfd, 2, wait_ms);
 		if (rc < 0 && errno != EINTR)
-			return done ? (ssize_t)done : -fdv_errno_to_fi(errno);
+			return done ? (ssize_t)done : -fd_errno_to_fi(errno);
 		if (rc > 0 && (pfd[1].revents & POLLIN)) {
 			uint64_t v;
 
@@ -588,7 +588,7 @@ static int fdv_cq_close(struct fid *fid)
 		FD_WARN(FD_LOG_CQ, "ibv_destroy_cq: %s", strerror(ret));
 		if (ws && fd_wait_join(&full->waitable, ws, fid))
 			FD_WARN(FD_LOG_CQ, "CQ %p left its wait set", (void *)full);
-		return -fdv_errno_to_fi(ret);
+		return -fd_errno_to_fi(ret);
 	}
 	fd_waitable_fini(&full->waitable, fid);
 	if (full->channel)
@@ -608,25 +608,9 @@ static int fdv_cq_control(struct fid *fid, int command, void *arg)
 {
 	struct fdv_cq_full *full = FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fid);
 
-	switch (command) {
-	case FI_GETWAIT:
-		if (!full->channel || !arg)
-			return -FI_ENODATA;
-		*(int *)arg = full->channel->fd;
-		return 0;
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = full->channel ? FI_WAIT_FD : FI_WAIT_NONE;
-		return 0;
-	case FD_CTL_WAITABLE:
-		if (!arg)
-			return -FI_EINVAL;
-		*(struct fd_waitable **)arg = &full->waitable;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return fd_waitable_control(command, arg, &full->waitable,
+				   full->channel ? full->channel->fd : -1,
+				   full->channel ? FI_WAIT_FD : FI_WAIT_NONE);
 }
 
 static struct fi_ops fdv_cq_fid_ops = {
@@ -664,22 +648,12 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 			return -FI_ENOSYS;
 		if (attr->flags & ~(uint64_t)FI_AFFINITY)
 			return -FI_EBADFLAGS;
-		switch (attr->wait_obj) {
-		case FI_WAIT_NONE:
-			break;
-		case FI_WAIT_UNSPEC:
-		case FI_WAIT_FD:
+		/* FI_WAIT_SET: an fd of its own, in the set (src/fd_sets.c) */
+		err = fd_wait_obj_check(attr->wait_obj, attr->wait_set, false);
+		if (err)
+			return err;
+		if (attr->wait_obj != FI_WAIT_NONE)
 			wait = FI_WAIT_FD;
-			break;
-		case FI_WAIT_SET:
-			/* an fd of its own, in the set (src/fd_sets.c) */
-			if (fd_wait_check(attr->wait_set))
-				return -FI_EINVAL;
-			wait = FI_WAIT_FD;
-			break;
-		default:
-			return -FI_ENOSYS;
-		}
 	}
 	/* FI_VERBS_CQ_SIZE sets the default; an explicit size wins over it. */
 	size = dom->params.cq_size;
@@ -732,13 +706,9 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		full->cq.cq_fid.ops = &fdv_ops_locked_cq;
 	}
 #endif
-	err = -fd_waitable_init(&full->waitable, &full->cq.cq_fid.fid, fdv_cq_ready,
-				fdv_cq_set_trywait);
-	if (!err && attr && attr->wait_obj == FI_WAIT_SET) {
-		err = -fd_wait_join(&full->waitable, attr->wait_set, &full->cq.cq_fid.fid);
-		if (err)
-			fd_waitable_fini(&full->waitable, &full->cq.cq_fid.fid);
-	}
+	err = -fd_waitable_open(&full->waitable, &full->cq.cq_fid.fid, fdv_cq_ready,
+				fdv_cq_set_trywait,
+				attr && attr->wait_obj == FI_WAIT_SET ? attr->wait_set : NULL);
 	if (err) {
 		ibv_destroy_cq(full->cq.ibcq);
 		fdv_lock_destroy(&full->cq.lock);
@@ -757,5 +727,5 @@ err_channel:
 		ibv_destroy_comp_channel(full->channel);
 err_free:
 	free(full);
-	return -fdv_errno_to_fi(err);
+	return -fd_errno_to_fi(err);
 }

@@ -444,12 +444,12 @@ static int fdv_dgram_enable(struct fdv_dgram_full *e)
 		err = errno;
 		FD_WARN(FD_LOG_EP_CTRL, "ibv_create_qp (UD, sq %u rq %u): %s",
 			attr.cap.max_send_wr, attr.cap.max_recv_wr, strerror(err));
-		return -fdv_errno_to_fi(err);
+		return -fd_errno_to_fi(err);
 	}
 	err = fdv_dgram_modify(e);
 	if (err) {
 		FD_WARN(FD_LOG_EP_CTRL, "ibv_modify_qp (UD): %s", strerror(err));
-		ret = -fdv_errno_to_fi(err);
+		ret = -fd_errno_to_fi(err);
 		goto err_qp;
 	}
 	e->d.ep.inject_size = attr.cap.max_inline_data < e->d.ep.inject_size ?
@@ -472,7 +472,7 @@ static int fdv_dgram_enable(struct fdv_dgram_full *e)
 	e->bounce_mr = ibv_reg_mr(e->domain->pd, e->bounce,
 				  (size_t)e->d.ep.slot_count * e->stride, IBV_ACCESS_LOCAL_WRITE);
 	if (!e->bounce_mr) {
-		ret = -fdv_errno_to_fi(errno);
+		ret = -fd_errno_to_fi(errno);
 		goto err_slots;
 	}
 	ret = fdv_cq_add_qp(e->rx_cq, e->qp->qp_num, &e->d.ep);
@@ -685,10 +685,10 @@ int fdv_dgram_open(struct fid_domain *domain, struct fi_info *info,
 	e->d.ep.ep_fid.ops = &fdv_dgram_ep_ops;
 	e->d.ep.ep_fid.cm = &fdv_dgram_cm_ops;
 	e->d.ep.ep_fid.msg = &fdv_dgram_ops_msg;
-	e->d.ep.ep_fid.rma = &fdv_no_ops_rma;
-	e->d.ep.ep_fid.atomic = &fdv_no_ops_atomic;
-	e->d.ep.ep_fid.tagged = &fdv_no_ops_tagged;
-	e->d.ep.ep_fid.collective = &fdv_no_ops_collective;
+	e->d.ep.ep_fid.rma = &fd_no_ops_rma;
+	e->d.ep.ep_fid.atomic = &fd_no_ops_atomic;
+	e->d.ep.ep_fid.tagged = &fd_no_ops_tagged;
+	e->d.ep.ep_fid.collective = &fd_no_ops_collective;
 	atomic_fetch_add(&dom->refs, 1);
 	*ep_out = &e->d.ep.ep_fid;
 	return 0;

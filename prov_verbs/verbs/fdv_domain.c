@@ -143,12 +143,12 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		goto err;
 	}
 	if (ibv_query_device(dom->verbs, &dom->dev_attr)) {
-		ret = -fdv_errno_to_fi(errno);
+		ret = -fd_errno_to_fi(errno);
 		goto err;
 	}
 	dom->pd = ibv_alloc_pd(dom->verbs);
 	if (!dom->pd) {
-		ret = -fdv_errno_to_fi(errno);
+		ret = -fd_errno_to_fi(errno);
 		FD_WARN(FD_LOG_DOMAIN, "ibv_alloc_pd on %s: %s", name, strerror(errno));
 		goto err;
 	}

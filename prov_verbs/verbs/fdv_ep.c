@@ -22,7 +22,7 @@ ssize_t fdv_ep_post_failed(struct fdv_ep *ep_in, int ret)
 	if (ret == ENOMEM || ret == EAGAIN)
 		return -FI_EAGAIN;
 	FD_DBG(FD_LOG_EP_DATA, "post failed: %s", strerror(ret));
-	return -fdv_errno_to_fi(ret);
+	return -fd_errno_to_fi(ret);
 }
 
 /* Why an endpoint cannot post now; the library's own slow paths ask it
@@ -344,12 +344,14 @@ static int fdv_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			return -FI_EBADFLAGS;
 		if (ep->eq)
 			return -FI_EINVAL;
-		eq = FDV_OBJ(struct fdv_eq, eq_fid.fid, bfid);
+		eq = fdv_eq_of_fid(bfid);
+		if (!eq)
+			return -FI_EINVAL;	/* not a verbs EQ */
 		ret = fdv_eq_attach(eq, ep->id);
 		if (ret)
 			return ret;
 		ep->eq = eq;
-		atomic_fetch_add(&eq->refs, 1);
+		fd_eq_ref(&eq->core, 1);
 		return 0;
 	case FI_CLASS_SRX_CTX:
 		if (flags)
@@ -431,7 +433,7 @@ static int fdv_ep_enable(struct fdv_msg_ep *ep)
 		FD_WARN(FD_LOG_EP_CTRL, "rdma_create_qp (sq %u rq %u inline %u): %s",
 			attr.cap.max_send_wr, attr.cap.max_recv_wr,
 			attr.cap.max_inline_data, strerror(err));
-		return -fdv_errno_to_fi(err);
+		return -fd_errno_to_fi(err);
 	}
 	ep->ep.inject_size = tx && tx->inject_size < attr.cap.max_inline_data ?
 		(uint32_t)tx->inject_size : attr.cap.max_inline_data;
@@ -508,7 +510,7 @@ static int fdv_ep_getopt(fid_t fid, int level, int optname, void *optval,
 
 	if (level != FI_OPT_ENDPOINT ||
 	    (optname != FI_OPT_TX_SIZE && optname != FI_OPT_RX_SIZE))
-		return fdv_opt_get_cm_data_size(level, optname, optval, optlen,
+		return fd_opt_get_cm_data_size(level, optname, optval, optlen,
 						FDV_CM_DATA_MAX);
 	if (!optval || !optlen)
 		return -FI_EINVAL;
@@ -574,7 +576,18 @@ static int fdv_ep_close(struct fid *fid)
 		fdv_msg_ep_disconnect(ep);
 	if (ep->eq) {
 		fdv_eq_unwatch_connect(ep->eq, ep);
-		fdv_eq_forget(ep->eq, fid);
+		/* Another thread may be pumping the EQ: from here on an event
+		 * of this id (the DISCONNECTED our own disconnect causes, say)
+		 * finds no owner and is only acked, so nothing naming this
+		 * endpoint is queued after the forget. rdma_destroy_id below
+		 * waits for such an event's ack, which the pump gives under
+		 * the same lock. */
+		if (ep->id) {
+			pthread_mutex_lock(&ep->eq->core.lock);
+			ep->id->context = NULL;
+			pthread_mutex_unlock(&ep->eq->core.lock);
+		}
+		fd_eq_forget(&ep->eq->core, fid);
 	}
 	if (ep->id) {
 		/* Completions of this QP still in the CQ no longer find its
@@ -593,7 +606,7 @@ static int fdv_ep_close(struct fid *fid)
 	if (ep->rx_cq)
 		atomic_fetch_sub(&ep->rx_cq->refs, 1);
 	if (ep->eq)
-		atomic_fetch_sub(&ep->eq->refs, 1);
+		fd_eq_ref(&ep->eq->core, -1);
 	if (ep->srx)
 		atomic_fetch_sub(&ep->srx->refs, 1);
 	atomic_fetch_sub(&ep->domain->refs, 1);
@@ -620,7 +633,7 @@ static struct fi_ops fdv_ep_fid_ops = {
 static int fdv_ep_resolve(struct fdv_msg_ep *ep, const struct fi_info *info)
 {
 	if (rdma_create_id(NULL, &ep->id, &ep->ep.ep_fid.fid, RDMA_PS_TCP))
-		return -fdv_errno_to_fi(errno);
+		return -fd_errno_to_fi(errno);
 	if (!info->dest_addr)
 		return 0;	/* fi_connect will have nowhere to go: -FI_EINVAL at enable */
 	/* The id has no event channel yet, so rdma_cm resolves synchronously;
@@ -636,7 +649,7 @@ static int fdv_ep_resolve(struct fdv_msg_ep *ep, const struct fi_info *info)
 			    info->dest_addrlen);
 		FD_WARN(FD_LOG_EP_CTRL, "resolving the peer address %s: %s",
 			peer, strerror(err));
-		return -fdv_errno_to_fi(err);
+		return -fd_errno_to_fi(err);
 	}
 	return 0;
 }
@@ -727,8 +740,8 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep.ep_fid.msg = &fdv_msg_ops_msg;
 	ep->ep.ep_fid.rma = &fdv_msg_ops_rma;
 	ep->ep.ep_fid.atomic = &fdv_msg_ops_atomic;
-	ep->ep.ep_fid.tagged = &fdv_msg_ops_tagged;
-	ep->ep.ep_fid.collective = &fdv_msg_ops_collective;
+	ep->ep.ep_fid.tagged = &fd_no_ops_tagged;
+	ep->ep.ep_fid.collective = &fd_no_ops_collective;
 #if FDV_OPS_LOCKED
 	if (fdv_threading_locked(info->domain_attr &&
 				 info->domain_attr->threading != FI_THREAD_UNSPEC ?

@@ -38,42 +38,13 @@ static int fdv_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
 	return fdv_domain_open(fabric, info, dom, context);
 }
 
-int fdv_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
-{
-	int i, ret;
-
-	(void)fabric;
-	if (count < 0 || (count && !fids))
-		return -FI_EINVAL;
-	for (i = 0; i < count; i++) {
-		if (!fids[i])
-			return -FI_EINVAL;
-		switch (fids[i]->fclass) {
-		case FI_CLASS_CQ:
-			ret = fdv_cq_trywait(FDV_OBJ(struct fdv_cq_full, cq.cq_fid.fid, fids[i]));
-			break;
-		case FI_CLASS_EQ:
-			ret = fdv_eq_trywait(FDV_OBJ(struct fdv_eq, eq_fid.fid, fids[i]));
-			break;
-		case FI_CLASS_WAIT:
-			ret = fd_wait_trywait(fids[i]);
-			break;
-		default:
-			return -FI_EINVAL;
-		}
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 static struct fi_ops_fabric fdv_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = fdv_domain_open,
 	.passive_ep = fdv_pep_open,
 	.eq_open = fdv_eq_open,
 	.wait_open = fd_wait_open,	/* the core's wait sets (fd_sets.h) */
-	.trywait = fdv_trywait,
+	.trywait = fd_trywait,
 	.domain2 = fdv_fabric_domain2,
 };
 
@@ -92,9 +63,7 @@ int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		return -FI_ENOMEM;
 	}
 	fab->version = attr->api_version ? attr->api_version : FD_API_VERSION;
-	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
-	fab->fabric_fid.fid.context = context;
-	fab->fabric_fid.fid.ops = &fdv_fabric_fid_ops;
+	fd_fid_init(&fab->fabric_fid.fid, FI_CLASS_FABRIC, context, &fdv_fabric_fid_ops);
 	fab->fabric_fid.ops = &fdv_fabric_ops;
 	fab->fabric_fid.api_version = fab->version;
 	*fabric = &fab->fabric_fid;

@@ -57,6 +57,7 @@
 #include <fdv/fdv_ep.h>
 
 #include "fd_core.h"
+#include "fd_util.h"
 #include "fdv_device.h"
 #include "fdv_layer.h"
 #include "fdv_param.h"
@@ -1008,12 +1009,5 @@ static int fdv_msg_getinfo(uint32_t version, const char *node, const char *servi
 
 out:
 	free(cands.v);
-	if (ret) {
-		fi_freeinfo(head);
-		return ret;
-	}
-	if (!head)
-		return -FI_ENODATA;
-	*info = head;
-	return 0;
+	return fd_info_hand_out(head, ret, info);
 }

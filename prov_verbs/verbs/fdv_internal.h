@@ -31,7 +31,9 @@
 
 #include "fd_core.h"
 #include "fd_enosys.h"
+#include "fd_eq.h"
 #include "fd_sets.h"
+#include "fd_util.h"
 #include "fdv_ops.h"
 #include "fdv_cm_data.h"
 #include "fdv_param.h"
@@ -69,33 +71,16 @@ struct fdv_domain {
 	struct ibv_mr *scratch_mr;
 };
 
-/* One queued EQ entry: a CM event translated when it was taken from
- * rdma_cm, a user's fi_eq_write, or an error. */
-struct fdv_eq_entry {
-	struct fdv_eq_entry *next;
-	uint32_t event;
-	bool is_error;
-	struct fi_eq_err_entry err;	/* valid when is_error */
-	size_t len;			/* bytes in data */
-	uint8_t data[];			/* fi_eq_entry / fi_eq_cm_entry + CM data,
-					 * or the error's err_data */
-};
-
+/* The EQ: the core's (queue, wait fd, fi_ops) plus the rdma_cm side. */
 struct fdv_eq {
-	struct fid_eq eq_fid;
+	struct fd_eq core;		/* first; core.lock also guards connecting */
 	struct fdv_fabric *fabric;
-	struct rdma_event_channel *channel;
-	int epfd;			/* the EQ's wait fd: channel + eventfd */
-	int efd;			/* written by fi_eq_write and internal events */
-	enum fi_wait_obj wait_obj;
-	pthread_mutex_t lock;
-	struct fdv_eq_entry *head, *tail;
-	struct fdv_eq_entry *last_err;	/* handed out by readerr; freed on next read */
+	struct rdma_event_channel *channel;	/* in core's wait fd */
 	/* fi_connect calls with a deadline (FI_VERBS_CONNECT_TIMEOUT): the
-	 * timerfd, in epfd, fires at the earliest so that sread wakes. */
+	 * timerfd, in core's wait fd, fires at the earliest so that sread
+	 * wakes. */
 	int tfd;
 	struct fdv_msg_ep *connecting;
-	atomic_int refs;
 };
 
 struct fdv_cq_full {
@@ -204,7 +189,6 @@ struct fdv_connreq {
 /* fdv_fabric.c */
 int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context);
-int fdv_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 
 /* fdv_domain.c */
 int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
@@ -213,9 +197,9 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 /* fdv_eq.c */
 int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq, void *context);
+/* A verbs EQ behind a fid, NULL if it is not one (another layer's EQ). */
+struct fdv_eq *fdv_eq_of_fid(struct fid *fid);
 int fdv_eq_attach(struct fdv_eq *eq, struct rdma_cm_id *id);
-void fdv_eq_forget(struct fdv_eq *eq, const struct fid *fid);
-int fdv_eq_trywait(struct fdv_eq *eq);
 /* Connect deadlines: watch after a successful rdma_connect; unwatch when
  * the connect is answered (EQ lock held) or the endpoint closes. */
 void fdv_eq_watch_connect(struct fdv_eq *eq, struct fdv_msg_ep *ep,
@@ -223,13 +207,19 @@ void fdv_eq_watch_connect(struct fdv_eq *eq, struct fdv_msg_ep *ep,
 void fdv_eq_unwatch_connect_locked(struct fdv_eq *eq, struct fdv_msg_ep *ep);
 void fdv_eq_unwatch_connect(struct fdv_eq *eq, struct fdv_msg_ep *ep);
 /* Queueing, with the EQ lock held (from fdv_cm_handle_event). */
-int fdv_eq_push_event(struct fdv_eq *eq, uint32_t event, const void *data,
-		      size_t len);
-int fdv_eq_push_cm(struct fdv_eq *eq, uint32_t event, struct fid *fid,
-		   struct fi_info *info, const uint8_t *data, size_t len);
-int fdv_eq_push_error(struct fdv_eq *eq, struct fid *fid, void *context,
-		      int err, int prov_errno, const void *err_data,
-		      size_t err_len);
+static inline int fdv_eq_push_cm(struct fdv_eq *eq, uint32_t event, struct fid *fid,
+				 struct fi_info *info, const uint8_t *data, size_t len)
+{
+	return fd_eq_push_cm_locked(&eq->core, event, fid, info, data, len);
+}
+
+static inline int fdv_eq_push_error(struct fdv_eq *eq, struct fid *fid, void *context,
+				    int err, int prov_errno, const void *err_data,
+				    size_t err_len)
+{
+	return fd_eq_push_error_locked(&eq->core, fid, context, 0, err, prov_errno,
+				       err_data, err_len);
+}
 
 /* fdv_cq.c */
 int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
@@ -261,10 +251,7 @@ void fdv_msg_ep_set_qp_tx(struct fdv_msg_ep *ep, struct ibv_qp *qp);
 
 /* helpers shared by the control path; fields a table does not implement
  * point at the core's shared stubs (fd_enosys.h) */
-int fdv_errno_to_fi(int err);
 int fdv_wc_status_to_fi(enum ibv_wc_status status);
-int fdv_opt_get_cm_data_size(int level, int optname, void *optval,
-			     size_t *optlen, size_t cm_data_max);
 int fdv_opt_set_cm_data_size(int level, int optname);
 
 /* The object of an fi_srx_context fid. */
@@ -291,7 +278,7 @@ static inline int fdv_domain_scratch(struct fdv_domain *dom, uint64_t **addr, ui
 		dom->scratch_mr = ibv_reg_mr(dom->pd, dom->scratch, 64,
 					     IBV_ACCESS_LOCAL_WRITE);
 		if (!dom->scratch_mr) {
-			ret = -fdv_errno_to_fi(errno);
+			ret = -fd_errno_to_fi(errno);
 			free(dom->scratch);
 			dom->scratch = NULL;
 			goto out;

@@ -39,7 +39,7 @@ static int fdv_mr_close(struct fid *fid)
 	ret = ibv_dereg_mr(mr->ibmr);
 	if (ret) {
 		FD_WARN(FD_LOG_MR, "ibv_dereg_mr: %s", strerror(ret));
-		return -fdv_errno_to_fi(ret);
+		return -fd_errno_to_fi(ret);
 	}
 	atomic_fetch_sub(&mr->domain->refs, 1);
 	free(mr);
@@ -84,7 +84,7 @@ static int fdv_mr_register(struct fid *fid, const void *buf, size_t len,
 
 		FD_WARN(FD_LOG_MR, "ibv_reg_mr(%p, %zu): %s", buf, len, strerror(err));
 		free(mr);
-		return -fdv_errno_to_fi(err);
+		return -fd_errno_to_fi(err);
 	}
 	mr->domain = dom;
 	mr->access = access;

@@ -2,9 +2,8 @@
  * edit; regenerate with `python3 gen/gen.py`. */
 
 
-/* The ops tables of fdv_ops_gen.c (fdv_no_ops_*: -FI_ENOSYS for every
- * call, for a layer's tables to start from) and of fdv_ops_locked_gen.c;
- * the -FI_ENOSYS stubs themselves are the core's (fd_enosys.h). */
+/* The ops tables of fdv_ops_gen.c and of fdv_ops_locked_gen.c; the
+ * -FI_ENOSYS stubs and whole tables are the core's (fd_enosys.h). */
 #ifndef FDV_OPS_H
 #define FDV_OPS_H
 
@@ -18,16 +17,9 @@
 #include "fd_enosys.h"
 
 extern struct fi_ops_atomic fdv_msg_ops_atomic;
-extern struct fi_ops_collective fdv_msg_ops_collective;
 extern struct fi_ops_msg fdv_msg_ops_msg;
 extern struct fi_ops_rma fdv_msg_ops_rma;
-extern struct fi_ops_tagged fdv_msg_ops_tagged;
 extern struct fi_ops_cq fdv_ops_cq;
-extern struct fi_ops_atomic fdv_no_ops_atomic;
-extern struct fi_ops_collective fdv_no_ops_collective;
-extern struct fi_ops_msg fdv_no_ops_msg;
-extern struct fi_ops_rma fdv_no_ops_rma;
-extern struct fi_ops_tagged fdv_no_ops_tagged;
 
 #if FDV_OPS_LOCKED
 /* The same calls inside the endpoint's or CQ's lock, for objects opened

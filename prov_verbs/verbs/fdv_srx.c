@@ -39,7 +39,7 @@ static int fdv_srx_close(struct fid *fid)
 	ret = ibv_destroy_srq(srx->ep.srq);
 	if (ret) {
 		FD_WARN(FD_LOG_EP_CTRL, "ibv_destroy_srq: %s", strerror(ret));
-		return -fdv_errno_to_fi(ret);
+		return -fd_errno_to_fi(ret);
 	}
 	atomic_fetch_sub(&srx->domain->refs, 1);
 	fdv_lock_destroy(&srx->ep.lock);
@@ -175,7 +175,7 @@ int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
 		FD_WARN(FD_LOG_EP_CTRL, "ibv_create_srq (%zu entries, %zu sge): %s",
 			size, iov_limit, strerror(ret));
 		free(srx);
-		return -fdv_errno_to_fi(ret);
+		return -fd_errno_to_fi(ret);
 	}
 	if (attr)
 		srx->attr = *attr;
@@ -198,8 +198,8 @@ int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
 	srx->ep.ep_fid.msg = &fdv_msg_ops_msg;
 	srx->ep.ep_fid.rma = &fdv_msg_ops_rma;
 	srx->ep.ep_fid.atomic = &fdv_msg_ops_atomic;
-	srx->ep.ep_fid.tagged = &fdv_msg_ops_tagged;
-	srx->ep.ep_fid.collective = &fdv_msg_ops_collective;
+	srx->ep.ep_fid.tagged = &fd_no_ops_tagged;
+	srx->ep.ep_fid.collective = &fd_no_ops_collective;
 	atomic_fetch_add(&dom->refs, 1);
 	*rx_ep = &srx->ep.ep_fid;
 	FD_DBG(FD_LOG_EP_CTRL, "srq on %s: %u entries, %zu sge",

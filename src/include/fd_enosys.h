@@ -195,6 +195,14 @@ int fd_eopnotsupp_cm_reject(struct fid_pep *pep, fid_t handle, const void *param
 int fd_eopnotsupp_cm_shutdown(struct fid_ep *ep, uint64_t flags);
 int fd_eopnotsupp_cm_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc, void *context);
 
+/* Whole tables answering -FI_ENOSYS for every call, for an endpoint's
+ * ops it does not serve at all. */
+extern struct fi_ops_msg fd_no_ops_msg;
+extern struct fi_ops_rma fd_no_ops_rma;
+extern struct fi_ops_tagged fd_no_ops_tagged;
+extern struct fi_ops_atomic fd_no_ops_atomic;
+extern struct fi_ops_collective fd_no_ops_collective;
+
 #ifdef __cplusplus
 }
 #endif

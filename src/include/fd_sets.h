@@ -2,12 +2,12 @@
  * provider and layer. Not installed: the core's interface to providers.
  *
  * A wait set (fi_wait_open) is an epoll fd over its members' own wait fds
- * (what fi_control(FI_GETWAIT) on each returns). A CQ or counter opened
+ * (what fi_control(FI_GETWAIT) on each returns). A CQ, EQ or counter opened
  * with wait_obj FI_WAIT_SET gets a wait fd of its own as with FI_WAIT_FD
  * and joins the set; fi_wait and fi_trywait on the set try each member
  * (arming it) before the set's fd may be slept on.
  *
- * A poll set (fi_poll_open) is a list of CQs and counters; fi_poll drives
+ * A poll set (fi_poll_open) is a list of CQs, EQs and counters; fi_poll drives
  * each and reports the contexts of those with something to read.
  *
  * What the sets need from a member object beyond the public API is one
@@ -27,6 +27,8 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
 
+#include "fd_util.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,7 +39,7 @@ extern "C" {
 
 struct fd_waitable {
 	/* Drive the object's progress; 1 if an entry or an error is queued
-	 * to read, 0 if not, a negative fi error. CQs only: a poll set
+	 * to read, 0 if not, a negative fi error. CQs and EQs: a poll set
 	 * compares a counter's values itself. */
 	int (*ready)(struct fid *fid);
 	/* fi_trywait on this object alone: 0 armed (its wait fd turns
@@ -56,6 +58,11 @@ struct fd_waitable {
 int fd_waitable_init(struct fd_waitable *w, struct fid *fid,
 		     int (*ready)(struct fid *fid), int (*trywait)(struct fid *fid));
 void fd_waitable_fini(struct fd_waitable *w, struct fid *fid);
+/* fd_waitable_init, then (ws not NULL: the object was opened with
+ * FI_WAIT_SET, its wait fd ready) fd_wait_join; nothing left on error. */
+int fd_waitable_open(struct fd_waitable *w, struct fid *fid,
+		     int (*ready)(struct fid *fid), int (*trywait)(struct fid *fid),
+		     struct fid_wait *ws);
 
 /* fabric ops .wait_open: FI_WAIT_UNSPEC and FI_WAIT_FD sets. */
 int fd_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
@@ -72,8 +79,32 @@ int fd_wait_check(const struct fid_wait *ws);
 int fd_wait_join(struct fd_waitable *w, struct fid_wait *ws, struct fid *member);
 /* At the member's close: out of its wait set, if any. */
 void fd_wait_leave(struct fd_waitable *w, struct fid *member);
+/* The wait_obj of a CQ, counter or EQ attribute, checked the one way:
+ * FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_FD (the object makes an fd of its
+ * own), FI_WAIT_SET (the same, and ws must be a wait set of this library:
+ * -FI_EINVAL if not), FI_WAIT_YIELD where yield_ok (sread spins): 0;
+ * anything else (mutex/cond, pollfd) -FI_ENOSYS. */
+int fd_wait_obj_check(enum fi_wait_obj obj, const struct fid_wait *ws, bool yield_ok);
 /* A fabric's trywait, for a fid of class FI_CLASS_WAIT. */
 int fd_wait_trywait(struct fid *waitset);
+/* fabric ops .trywait of every provider and layer: each fid a wait set or
+ * a CQ, EQ or counter of this library (its fd_waitable's trywait: 0 armed,
+ * -FI_EAGAIN read first); anything else -FI_EINVAL. */
+int fd_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+
+/* The whole fi_control of a set member for the wait commands:
+ * FD_CTL_WAITABLE hands out w; FI_GETWAIT / FI_GETWAITOBJ as
+ * fd_wait_control (fd < 0: no wait fd); anything else -FI_ENOSYS. */
+static inline int fd_waitable_control(int command, void *arg, struct fd_waitable *w,
+				      int fd, enum fi_wait_obj obj)
+{
+	if (command != FD_CTL_WAITABLE)
+		return fd_wait_control(command, arg, fd, obj);
+	if (!arg)
+		return -FI_EINVAL;
+	*(struct fd_waitable **)arg = w;
+	return 0;
+}
 
 static inline bool fd_waitable_busy(struct fd_waitable *w)
 {

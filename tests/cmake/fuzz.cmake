@@ -64,6 +64,7 @@ target_link_libraries(fuzz_getinfo_hints PRIVATE fd_layer_flags)
 if(FABRIC_DIRECT_RSTREAM)
   foreach(t blob msg)
     fd_fuzz_target(rstream_${t} ${t} ${FD_SRC}/prov_verbs/rstream/fdr_proto.c)
-    target_include_directories(fuzz_rstream_${t} PRIVATE ${FD_SRC}/prov_verbs/rstream)
+    target_include_directories(fuzz_rstream_${t} PRIVATE ${FD_SRC}/prov_verbs/rstream
+                               ${FD_SRC}/src/include ${FD_SRC}/include)
   endforeach()
 endif()

@@ -23,7 +23,7 @@ if(FABRIC_DIRECT_RDM)
   add_executable(test_rdm_proto ${CMAKE_CURRENT_SOURCE_DIR}/host/test_rdm_proto.c
                  ${FD_SRC}/prov_verbs/rdm/fdm_proto.c)
   target_include_directories(test_rdm_proto PRIVATE ${FD_SRC}/prov_verbs/rdm
-                             ${FD_SRC}/prov_verbs/include
+                             ${FD_SRC}/prov_verbs/include ${FD_SRC}/src/include
                              ${CMAKE_CURRENT_SOURCE_DIR}/include)
   target_link_libraries(test_rdm_proto PRIVATE fabric::fabric)
   target_compile_options(test_rdm_proto PRIVATE ${FD_WARNINGS})
@@ -72,6 +72,7 @@ set(FD_RDM_TESTS rdm_tagged rdm_av rdm_match rdm_peek rdm_large rdm_rma rdm_atom
                  rdm_threads rdm_simul rdm_deadpeer rdm_incast rdm_flow rdm_tagbits rdm_eq
                  rdm_delivery rdm_mpich rdm_rndverr rdm_wait rdm_waitset rdm_auto rdm_cqfmt
                  rdm_avev rdm_avset rdm_coll rdm_inject rdm_sep)
+list(APPEND FD_RDM_TESTS rdm_eqset)
 set(FD_RDM_DIR ${CMAKE_CURRENT_SOURCE_DIR}/rdm)
 foreach(t ${FD_RDM_TESTS})
   if(NOT FD_RDM_BUILD)

@@ -664,6 +664,10 @@ static long pep_listen_no_eq(struct bi *c)
 	R(getopt_bad_name, fi_getopt(&c->ep->fid, FI_OPT_ENDPOINT, 12345, &(size_t){ 0 }, &(size_t){ sizeof(size_t) }), -FI_ENOPROTOOPT) \
 	R(control_bad_command, fi_control(&c->ep->fid, 12345, NULL), -FI_ENOSYS) \
 	R(control_cq_getwait_none, fi_control(&c->cq->fid, FI_GETWAIT, &(int){ 0 }), -FI_ENODATA) \
+	R(control_cq_getwait_null, fi_control(&c->cq->fid, FI_GETWAIT, NULL), -FI_EINVAL) \
+	R(control_cq_getwaitobj_null, fi_control(&c->cq->fid, FI_GETWAITOBJ, NULL), -FI_EINVAL) \
+	R(control_eq_getwait_null, fi_control(&c->eq_spare->fid, FI_GETWAIT, NULL), -FI_EINVAL) \
+	R(control_eq_bad_command, fi_control(&c->eq_spare->fid, 12345, NULL), -FI_ENOSYS) \
 	R(cq_read_null_buf, fi_cq_read(c->cq, NULL, 1), -FI_EINVAL)	\
 	R(cq_readfrom_null_buf, fi_cq_readfrom(c->cq, NULL, 1, NULL), -FI_EINVAL) \
 	R(cq_readerr_null_buf, cq_readerr_null(c), -FI_EINVAL)		\

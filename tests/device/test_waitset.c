@@ -14,10 +14,16 @@
  *    exactly the receive CQ's context come back (twice while unread, then
  *    0); fi_poll_del;
  *  - closing a CQ held by a poll set, the poll set with members, the wait
- *    set with members: -FI_EBUSY; each closes once emptied.
+ *    set with members: -FI_EBUSY; each closes once emptied;
+ *  - EQs (issue 25, later): an EQ opened with FI_WAIT_SET joins the set,
+ *    and another thread's fi_eq_write wakes the fi_wait asleep on it; the
+ *    connection's EQ in a poll set: 0 while idle, then the client's
+ *    FI_SHUTDOWN makes it come back (twice while unread, 0 once read).
  * Before: fi_wait_open and fi_poll_open returned -FI_ENOSYS, and the CQ
- * refused FI_WAIT_SET. */
+ * refused FI_WAIT_SET; later, fi_eq_open refused FI_WAIT_SET (-FI_ENOSYS)
+ * and fi_poll_add of an EQ said -FI_EINVAL. */
 #include <poll.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,7 +106,8 @@ static void bad_input(struct fdt_side *s)
 	FDT_ASSERT(w == NULL && c == NULL, "an object from bad input");
 	FDT_EXPECT(fi_poll_add(p, NULL, 0), -FI_EINVAL);
 	FDT_EXPECT(fi_poll_add(p, &s->ep->fid, 0), -FI_EINVAL);
-	FDT_EXPECT(fi_poll_add(p, &s->eq->fid, 0), -FI_EINVAL);
+	FDT_OK(fi_poll_add(p, &s->eq->fid, 0));		/* EQs are members too */
+	FDT_OK(fi_poll_del(p, &s->eq->fid, 0));
 	FDT_EXPECT(fi_poll_add(p, &s->txcq->fid, 1), -FI_EBADFLAGS);
 	/* a closed wait set is no set */
 	wa.wait_obj = FI_WAIT_UNSPEC;
@@ -112,6 +119,44 @@ static void bad_input(struct fdt_side *s)
 	FDT_EXPECT(fi_poll_del(p, &s->txcq->fid, 0), -FI_EINVAL);
 	FDT_OK(fi_close(&p->fid));
 	printf("bad input: -FI_EINVAL as expected\n");
+}
+
+static struct fid_eq *set_eq;
+
+static void *write_later(void *arg)
+{
+	uint32_t v = 0xe0e0e0e0u;
+
+	(void)arg;
+	usleep(300 * 1000);
+	FDT_ASSERT(fi_eq_write(set_eq, FI_NOTIFY, &v, sizeof(v), 0) == sizeof(v),
+		   "fi_eq_write");
+	return NULL;
+}
+
+/* An EQ in the wait set: another thread's event wakes the sleeper. */
+static void eq_in_set(struct fdt_side *s)
+{
+	struct fi_eq_attr ea = { .wait_obj = FI_WAIT_SET, .wait_set = ws };
+	uint32_t event = 0, v = 0;
+	pthread_t t;
+	long t0, waited;
+	int ret;
+
+	ret = fi_eq_open(s->fabric, &ea, &set_eq, NULL);
+	FDT_ASSERT(ret == 0, "fi_eq_open(FI_WAIT_SET) = %d (%s)", ret, fi_strerror(-ret));
+	FDT_ASSERT(pthread_create(&t, NULL, write_later, NULL) == 0, "pthread_create");
+	t0 = now_ms();
+	ret = fi_wait(ws, 5000);
+	waited = now_ms() - t0;
+	pthread_join(t, NULL);
+	FDT_ASSERT(ret == 0, "fi_wait = %d (%s)", ret, fi_strerror(-ret));
+	FDT_ASSERT(waited >= 200 && waited < 4000, "woken after %ld ms", waited);
+	FDT_ASSERT(fi_eq_read(set_eq, &event, &v, sizeof(v), 0) == sizeof(v) &&
+		   event == FI_NOTIFY && v == 0xe0e0e0e0u, "the EQ's event");
+	FDT_EXPECT(fi_close(&ws->fid), -FI_EBUSY);
+	FDT_OK(fi_close(&set_eq->fid));
+	printf("EQ in the wait set: fi_wait woken after %ld ms\n", waited);
 }
 
 /* Post a message of seed and wait for its send completion. */
@@ -179,6 +224,7 @@ static int server(struct fdt_side *s, void *arg)
 
 		FDT_ASSERT(poll(&p, 1, 200) == 0, "idle: the wait set's fd is readable");
 	}
+	eq_in_set(s);
 
 	/* poll set: the client replies 700 ms after our message */
 	FDT_OK(fi_poll_open(s->domain, &(struct fi_poll_attr){ 0 }, &ps));
@@ -215,13 +261,26 @@ static int server(struct fdt_side *s, void *arg)
 	FDT_EXPECT(fi_close(&ws->fid), -FI_EBUSY);
 	printf("poll set: exactly the receive CQ; fi_poll_del; -FI_EBUSY while held\n");
 
-	/* the client's last receive, then down */
+	/* the client's last receive, then down: its FI_SHUTDOWN on our EQ
+	 * shows in a poll set */
+	FDT_OK(fi_poll_open(s->domain, &(struct fi_poll_attr){ 0 }, &ps));
+	FDT_OK(fi_poll_add(ps, &s->eq->fid, 0));
+	FDT_EXPECT(fi_poll(ps, got, 4), 0);
 	send_one(s, 13);
+	end = now_ms() + 10000;
+	while ((ret = fi_poll(ps, got, 4)) == 0)
+		FDT_ASSERT(now_ms() < end, "fi_poll: no FI_SHUTDOWN within 10 s");
+	FDT_ASSERT(ret == 1 && got[0] == s->eq->fid.context, "fi_poll on the EQ = %d", ret);
+	FDT_EXPECT(fi_poll(ps, got, 4), 1);	/* unread */
 	{
 		uint8_t ev[sizeof(struct fi_eq_cm_entry) + 64];
 
 		fdt_wait_event(s, FI_SHUTDOWN, ev, sizeof(ev));
 	}
+	FDT_EXPECT(fi_poll(ps, got, 4), 0);
+	FDT_OK(fi_poll_del(ps, &s->eq->fid, 0));
+	FDT_OK(fi_close(&ps->fid));
+	printf("poll set: the EQ's FI_SHUTDOWN\n");
 	FDT_OK(fi_close(&s->ep->fid));
 	s->ep = NULL;
 	FDT_OK(fi_close(&s->txcq->fid));

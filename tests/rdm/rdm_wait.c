@@ -20,13 +20,11 @@
  * answered -FI_EAGAIN for ever, and sread / cntr_wait spun. */
 #include <poll.h>
 #include <pthread.h>
-#include <sys/resource.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "rdmt.h"
 
-#define MSG 64
+#define MSG RDMT_PEER_MSG
 
 static struct rdmt_dom dom;
 static struct fid_ep *ep;
@@ -35,90 +33,6 @@ static struct fid_cq *cq;
 static struct fid_cntr *rcntr;
 static fi_addr_t peer;
 static int to_peer, from_peer;
-
-/* ---- the peer: a plain rdmt endpoint driven by commands on a pipe ---- */
-
-struct cmd {
-	char op;		/* 'S' send after delay_ms, 'R' receive one, 'Q' quit */
-	uint32_t delay_ms;
-	uint32_t seed;
-};
-
-static int peer_main(int to_parent, int from_parent, void *arg)
-{
-	struct fi_info *hints = rdmt_hints(FI_MSG);
-	static uint8_t buf[MSG];
-	struct rdmt_dom pd;
-	struct rdmt_ep e;
-	uint8_t name[256], token = 1;
-	struct fi_context ctx;
-	struct rdmt_comp c;
-	struct cmd cmd;
-	fi_addr_t w;
-
-	(void)arg;
-	rdmt_dom_open(&pd, hints);
-	fi_freeinfo(hints);
-	rdmt_ep_open(&pd, &e, NULL, FI_AV_TABLE);
-	rdmt_send_name(to_parent, &e);
-	rdmt_recv_name(from_parent, name);
-	w = rdmt_insert_name(&e, name);
-	for (;;) {
-		rdmt_read_all(from_parent, &cmd, sizeof(cmd));
-		if (cmd.op == 'Q')
-			break;
-		if (cmd.op == 'S') {
-			usleep(cmd.delay_ms * 1000u);
-			fdt_fill(buf, MSG, cmd.seed);
-			RDMT_POST(fi_send(e.ep, buf, MSG, NULL, w, &ctx));
-			rdmt_wait_ok(e.cq, &c);
-		} else {
-			RDMT_POST(fi_recv(e.ep, buf, MSG, NULL, FI_ADDR_UNSPEC, &ctx));
-			rdmt_wait_ok(e.cq, &c);
-			FDT_ASSERT(c.e.len == MSG && fdt_check(buf, MSG, cmd.seed),
-				   "peer: wrong message");
-		}
-		rdmt_write_all(to_parent, &token, 1);
-	}
-	rdmt_ep_close(&e);
-	rdmt_dom_close(&pd);
-	return 0;
-}
-
-static void tell(char op, uint32_t delay_ms, uint32_t seed)
-{
-	struct cmd cmd = { .op = op, .delay_ms = delay_ms, .seed = seed };
-
-	rdmt_write_all(to_peer, &cmd, sizeof(cmd));
-}
-
-static void peer_done(void)
-{
-	uint8_t token;
-
-	rdmt_read_all(from_peer, &token, 1);
-}
-
-/* ---- helpers ---- */
-
-static long cpu_ms(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000L +
-		(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000L;
-}
-
-/* CPU time over wall time must show a sleeper, not a spinner. */
-static void check_cpu(long cpu0, long wall0, const char *what)
-{
-	long cpu = cpu_ms() - cpu0, wall = rdmt_now_ms() - wall0;
-
-	printf("%s: %ld ms wall, %ld ms CPU\n", what, wall, cpu);
-	FDT_ASSERT(cpu * 3 < wall, "%s: %ld ms of CPU in %ld ms: spinning, not sleeping",
-		   what, cpu, wall);
-}
 
 /* fi_trywait until it says 0, draining what it reports (the connection's
  * own traffic may still be settling); fails after 2 s. */
@@ -184,10 +98,10 @@ static void cq_fd(void)
 
 	RDMT_POST(fi_recv(ep, buf, MSG, NULL, FI_ADDR_UNSPEC, &ctx));
 	settle(&cq->fid, "CQ with a receive posted");
-	tell('S', 0, 21);
+	rdmt_peer_tell(to_peer, 'S', 0, 21);
 	FDT_ASSERT(poll_fd(fd, 5000) == 1, "CQ fd not readable within 5 s of a message");
 	read_recv(&ctx, buf, 21, "after poll");
-	peer_done();
+	rdmt_peer_done(from_peer);
 	printf("CQ fd: quiet when idle, readable on a message\n");
 }
 
@@ -200,25 +114,25 @@ static void cq_sread(void)
 	ssize_t n;
 
 	t0 = rdmt_now_ms();
-	c0 = cpu_ms();
+	c0 = rdmt_cpu_ms();
 	n = fi_cq_sread(cq, &e, 1, NULL, 500);
 	FDT_ASSERT(n == -FI_EAGAIN, "idle sread = %zd (%s)", n, fi_strerror((int)-n));
 	FDT_ASSERT(rdmt_now_ms() - t0 >= 400 && rdmt_now_ms() - t0 < 3000,
 		   "idle sread(500) returned after %ld ms", rdmt_now_ms() - t0);
-	check_cpu(c0, t0, "sread(500) on an idle CQ");
+	rdmt_check_cpu(c0, t0, "sread(500) on an idle CQ");
 
 	RDMT_POST(fi_recv(ep, buf, MSG, NULL, FI_ADDR_UNSPEC, &ctx));
-	tell('S', 700, 22);
+	rdmt_peer_tell(to_peer, 'S', 700, 22);
 	t0 = rdmt_now_ms();
-	c0 = cpu_ms();
+	c0 = rdmt_cpu_ms();
 	n = fi_cq_sread(cq, &e, 1, NULL, 5000);
 	FDT_ASSERT(n == 1, "sread = %zd (%s)", n, fi_strerror((int)-n));
 	FDT_ASSERT(e.op_context == &ctx && e.len == MSG && fdt_check(buf, MSG, 22),
 		   "sread: wrong entry or payload");
 	FDT_ASSERT(rdmt_now_ms() - t0 >= 600, "sread returned after %ld ms, before the send",
 		   rdmt_now_ms() - t0);
-	check_cpu(c0, t0, "sread(5000) for a message sent after 700 ms");
-	peer_done();
+	rdmt_check_cpu(c0, t0, "sread(5000) for a message sent after 700 ms");
+	rdmt_peer_done(from_peer);
 }
 
 static void *signal_later(void *arg)
@@ -257,7 +171,7 @@ static void cq_threads(void)
 		   "fi_cq_signal woke sread after %ld ms", rdmt_now_ms() - t0);
 	printf("fi_cq_signal woke sread after %ld ms\n", rdmt_now_ms() - t0);
 
-	tell('R', 0, 23);
+	rdmt_peer_tell(to_peer, 'R', 0, 23);
 	t0 = rdmt_now_ms();
 	FDT_ASSERT(!pthread_create(&th, NULL, send_later, NULL), "pthread_create");
 	n = fi_cq_sread(cq, &e, 1, NULL, 5000);
@@ -269,7 +183,7 @@ static void cq_threads(void)
 	FDT_ASSERT(rdmt_now_ms() - t0 >= 250, "send completion after %ld ms",
 		   rdmt_now_ms() - t0);
 	printf("another thread's send woke sread after %ld ms\n", rdmt_now_ms() - t0);
-	peer_done();
+	rdmt_peer_done(from_peer);
 }
 
 static void cntr(void)
@@ -295,35 +209,35 @@ static void cntr(void)
 
 	RDMT_POST(fi_recv(ep, buf, MSG, NULL, FI_ADDR_UNSPEC, &ctx));
 	settle(&rcntr->fid, "counter with a receive posted");
-	tell('S', 0, 31);
+	rdmt_peer_tell(to_peer, 'S', 0, 31);
 	FDT_ASSERT(poll_fd(fd, 5000) == 1, "counter fd not readable within 5 s of a message");
 	read_recv(&ctx, buf, 31, "counter: after poll");
 	FDT_ASSERT(fi_cntr_read(rcntr) == v + 1, "counter %llu, expected %llu",
 		   (unsigned long long)fi_cntr_read(rcntr), (unsigned long long)v + 1);
-	peer_done();
+	rdmt_peer_done(from_peer);
 #ifdef FDT_UPSTREAM
 waits:
 #endif
 	v = fi_cntr_read(rcntr);
 	t0 = rdmt_now_ms();
-	c0 = cpu_ms();
+	c0 = rdmt_cpu_ms();
 	ret = fi_cntr_wait(rcntr, v + 1, 500);
 	FDT_ASSERT(ret == -FI_ETIMEDOUT, "idle cntr_wait = %d (%s)", ret, fi_strerror(-ret));
 	FDT_ASSERT(rdmt_now_ms() - t0 >= 400 && rdmt_now_ms() - t0 < 3000,
 		   "cntr_wait(500) returned after %ld ms", rdmt_now_ms() - t0);
-	check_cpu(c0, t0, "cntr_wait(500) on an idle counter");
+	rdmt_check_cpu(c0, t0, "cntr_wait(500) on an idle counter");
 
 	RDMT_POST(fi_recv(ep, buf, MSG, NULL, FI_ADDR_UNSPEC, &ctx));
-	tell('S', 700, 32);
+	rdmt_peer_tell(to_peer, 'S', 700, 32);
 	t0 = rdmt_now_ms();
-	c0 = cpu_ms();
+	c0 = rdmt_cpu_ms();
 	ret = fi_cntr_wait(rcntr, v + 1, 5000);
 	FDT_ASSERT(ret == 0, "cntr_wait = %d (%s)", ret, fi_strerror(-ret));
 	FDT_ASSERT(rdmt_now_ms() - t0 >= 600, "cntr_wait returned after %ld ms",
 		   rdmt_now_ms() - t0);
-	check_cpu(c0, t0, "cntr_wait(5000) for a message sent after 700 ms");
+	rdmt_check_cpu(c0, t0, "cntr_wait(5000) for a message sent after 700 ms");
 	read_recv(&ctx, buf, 32, "after cntr_wait");
-	peer_done();
+	rdmt_peer_done(from_peer);
 }
 
 int main(void)
@@ -341,7 +255,7 @@ int main(void)
 	struct fi_cq_tagged_entry e;
 
 	(void)fdt_addr();
-	pid = rdmt_spawn(peer_main, NULL, &to_peer, &from_peer);
+	pid = rdmt_spawn(rdmt_peer_main, NULL, &to_peer, &from_peer);
 	hints = rdmt_hints(FI_MSG);
 	hints->domain_attr->threading = FI_THREAD_SAFE;
 	rdmt_dom_open(&dom, hints);
@@ -370,18 +284,18 @@ int main(void)
 
 	/* the connection first, every wait here through sread */
 	RDMT_POST(fi_recv(ep, buf, MSG, NULL, FI_ADDR_UNSPEC, &ctx));
-	tell('S', 0, 11);
+	rdmt_peer_tell(to_peer, 'S', 0, 11);
 	n = fi_cq_sread(cq, &e, 1, NULL, 5000);
 	FDT_ASSERT(n == 1 && e.op_context == &ctx && fdt_check(buf, MSG, 11),
 		   "first message: sread = %zd", n);
-	peer_done();
+	rdmt_peer_done(from_peer);
 
 	cq_fd();
 	cq_sread();
 	cq_threads();
 	cntr();
 
-	tell('Q', 0, 0);
+	rdmt_peer_tell(to_peer, 'Q', 0, 0);
 	FDT_ASSERT(rdmt_reap(pid) == 0, "peer failed");
 	FDT_OK(fi_close(&ep->fid));
 	FDT_OK(fi_close(&av->fid));

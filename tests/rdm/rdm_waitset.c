@@ -22,13 +22,11 @@
  * FI_WAIT_SET was refused. */
 #include <poll.h>
 #include <pthread.h>
-#include <sys/resource.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "rdmt.h"
 
-#define MSG 64
+#define MSG RDMT_PEER_MSG
 
 static struct rdmt_dom dom;
 static struct fid_ep *ep;
@@ -39,89 +37,6 @@ static struct fid_wait *ws;
 static struct fid_poll *ps;
 static fi_addr_t peer;
 static int to_peer, from_peer;
-
-/* ---- the peer, driven by commands on a pipe ---- */
-
-struct cmd {
-	char op;		/* 'S' send after delay_ms, 'R' receive one, 'Q' quit */
-	uint32_t delay_ms;
-	uint32_t seed;
-};
-
-static int peer_main(int to_parent, int from_parent, void *arg)
-{
-	struct fi_info *hints = rdmt_hints(FI_MSG);
-	static uint8_t buf[MSG];
-	struct rdmt_dom pd;
-	struct rdmt_ep e;
-	uint8_t name[256], token = 1;
-	struct fi_context ctx;
-	struct rdmt_comp c;
-	struct cmd cmd;
-	fi_addr_t w;
-
-	(void)arg;
-	rdmt_dom_open(&pd, hints);
-	fi_freeinfo(hints);
-	rdmt_ep_open(&pd, &e, NULL, FI_AV_TABLE);
-	rdmt_send_name(to_parent, &e);
-	rdmt_recv_name(from_parent, name);
-	w = rdmt_insert_name(&e, name);
-	for (;;) {
-		rdmt_read_all(from_parent, &cmd, sizeof(cmd));
-		if (cmd.op == 'Q')
-			break;
-		if (cmd.op == 'S') {
-			usleep(cmd.delay_ms * 1000u);
-			fdt_fill(buf, MSG, cmd.seed);
-			RDMT_POST(fi_send(e.ep, buf, MSG, NULL, w, &ctx));
-			rdmt_wait_ok(e.cq, &c);
-		} else {
-			RDMT_POST(fi_recv(e.ep, buf, MSG, NULL, FI_ADDR_UNSPEC, &ctx));
-			rdmt_wait_ok(e.cq, &c);
-			FDT_ASSERT(c.e.len == MSG && fdt_check(buf, MSG, cmd.seed),
-				   "peer: wrong message");
-		}
-		rdmt_write_all(to_parent, &token, 1);
-	}
-	rdmt_ep_close(&e);
-	rdmt_dom_close(&pd);
-	return 0;
-}
-
-static void tell(char op, uint32_t delay_ms, uint32_t seed)
-{
-	struct cmd cmd = { .op = op, .delay_ms = delay_ms, .seed = seed };
-
-	rdmt_write_all(to_peer, &cmd, sizeof(cmd));
-}
-
-static void peer_done(void)
-{
-	uint8_t token;
-
-	rdmt_read_all(from_peer, &token, 1);
-}
-
-/* ---- helpers ---- */
-
-static long cpu_ms(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000L +
-		(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000L;
-}
-
-static void check_cpu(long cpu0, long wall0, const char *what)
-{
-	long cpu = cpu_ms() - cpu0, wall = rdmt_now_ms() - wall0;
-
-	printf("%s: %ld ms wall, %ld ms CPU\n", what, wall, cpu);
-	FDT_ASSERT(cpu * 3 < wall, "%s: %ld ms of CPU in %ld ms: spinning, not sleeping",
-		   what, cpu, wall);
-}
 
 /* fi_trywait on the set until it says 0 (the connection's own traffic
  * may still be settling); nothing may be queued meanwhile. */
@@ -239,26 +154,26 @@ static void waits(void)
 		FDT_ASSERT(poll(&p, 1, 300) == 0, "idle: the wait set's fd is readable");
 	}
 	t0 = rdmt_now_ms();
-	c0 = cpu_ms();
+	c0 = rdmt_cpu_ms();
 	ret = fi_wait(ws, 500);
 	FDT_ASSERT(ret == -FI_ETIMEDOUT, "idle fi_wait(500) = %d (%s)", ret, fi_strerror(-ret));
 	FDT_ASSERT(rdmt_now_ms() - t0 >= 400 && rdmt_now_ms() - t0 < 3000,
 		   "idle fi_wait(500) returned after %ld ms", rdmt_now_ms() - t0);
-	check_cpu(c0, t0, "fi_wait(500) on an idle wait set");
+	rdmt_check_cpu(c0, t0, "fi_wait(500) on an idle wait set");
 
 	v = fi_cntr_read(rcntr);
 	RDMT_POST(fi_recv(ep, buf, MSG, NULL, FI_ADDR_UNSPEC, &ctx));
-	tell('S', 700, 22);
+	rdmt_peer_tell(to_peer, 'S', 700, 22);
 	t0 = rdmt_now_ms();
-	c0 = cpu_ms();
+	c0 = rdmt_cpu_ms();
 	took = wait_entry(&ctx, FI_RECV, t0, 5000, "fi_wait for a message sent after 700 ms");
 	FDT_ASSERT(took >= 600, "the message came after %ld ms, before it was sent", took);
 	FDT_ASSERT(took < 3500, "the message sent at 700 ms woke fi_wait only after %ld ms", took);
 	FDT_ASSERT(fdt_check(buf, MSG, 22), "payload");
 	FDT_ASSERT(fi_cntr_read(rcntr) == v + 1, "counter %llu, expected %llu",
 		   (unsigned long long)fi_cntr_read(rcntr), (unsigned long long)v + 1);
-	check_cpu(c0, t0, "fi_wait(5000) for a message sent after 700 ms");
-	peer_done();
+	rdmt_check_cpu(c0, t0, "fi_wait(5000) for a message sent after 700 ms");
+	rdmt_peer_done(from_peer);
 }
 
 static uint8_t tbuf[MSG];
@@ -278,11 +193,11 @@ static void wait_thread(void)
 	pthread_t th;
 	long t0, c0, took;
 
-	tell('R', 0, 23);
+	rdmt_peer_tell(to_peer, 'R', 0, 23);
 	/* no fi_trywait here: the fi_wait below must arm the set itself
 	 * (the last wakeup spent the arming of the earlier one) */
 	t0 = rdmt_now_ms();
-	c0 = cpu_ms();
+	c0 = rdmt_cpu_ms();
 	FDT_ASSERT(!pthread_create(&th, NULL, send_later, NULL), "pthread_create");
 	/* asleep in fi_wait before the other thread posts (300 ms on) */
 	took = wait_entry(&tctx, FI_SEND, t0, 5000, "another thread's send");
@@ -293,13 +208,13 @@ static void wait_thread(void)
 	 * it may call in a while on work no fd announces (the peer's
 	 * credits); a fi_wait that never arms spins all the time (> 95%) */
 	{
-		long cpu = cpu_ms() - c0, wall = rdmt_now_ms() - t0;
+		long cpu = rdmt_cpu_ms() - c0, wall = rdmt_now_ms() - t0;
 
 		printf("fi_wait woken by another thread's send: %ld ms wall, %ld ms CPU\n",
 		       wall, cpu);
 		FDT_ASSERT(cpu * 5 < wall * 4, "%ld ms of CPU in %ld ms: spinning", cpu, wall);
 	}
-	peer_done();
+	rdmt_peer_done(from_peer);
 }
 
 /* fi_poll until it reports something (or 5 s); returns the count. */
@@ -332,7 +247,7 @@ static void pollset(void)
 
 	/* a message: the CQ has an entry, the counter moved */
 	RDMT_POST(fi_recv(ep, buf, MSG, NULL, FI_ADDR_UNSPEC, &ctx));
-	tell('S', 0, 41);
+	rdmt_peer_tell(to_peer, 'S', 0, 41);
 	end = rdmt_now_ms() + 5000;
 	while (!(seen_cq && seen_cntr)) {
 		FDT_ASSERT(rdmt_now_ms() < end, "fi_poll: CQ %d counter %d within 5 s", seen_cq,
@@ -356,10 +271,10 @@ static void pollset(void)
 	FDT_ASSERT(fi_cq_read(cq, &e, 1) == 1 && e.op_context == &ctx && (e.flags & FI_RECV) &&
 		   fdt_check(buf, MSG, 41), "the polled message");
 	FDT_EXPECT(fi_poll(ps, got, 8), 0);
-	peer_done();
+	rdmt_peer_done(from_peer);
 
 	/* a send: the CQ only (the counter counts receives) */
-	tell('R', 0, 42);
+	rdmt_peer_tell(to_peer, 'R', 0, 42);
 	fdt_fill(tbuf, MSG, 42);
 	RDMT_POST(fi_send(ep, tbuf, MSG, NULL, peer, &tctx));
 	n = poll_some(got, 8);
@@ -367,7 +282,7 @@ static void pollset(void)
 		   n > 0 ? got[0] : NULL);
 	FDT_ASSERT(fi_cq_read(cq, &e, 1) == 1 && e.op_context == &tctx && (e.flags & FI_SEND),
 		   "the polled send completion");
-	peer_done();
+	rdmt_peer_done(from_peer);
 	FDT_EXPECT(fi_poll(ps, got, 8), 0);
 
 	/* fi_poll_del: the counter is no longer asked */
@@ -417,7 +332,7 @@ int main(void)
 	int ret;
 
 	(void)fdt_addr();
-	pid = rdmt_spawn(peer_main, NULL, &to_peer, &from_peer);
+	pid = rdmt_spawn(rdmt_peer_main, NULL, &to_peer, &from_peer);
 	hints = rdmt_hints(FI_MSG);
 	hints->domain_attr->threading = FI_THREAD_SAFE;
 	rdmt_dom_open(&dom, hints);
@@ -450,17 +365,17 @@ int main(void)
 
 	/* the connection first */
 	RDMT_POST(fi_recv(ep, buf, MSG, NULL, FI_ADDR_UNSPEC, &ctx));
-	tell('S', 0, 11);
+	rdmt_peer_tell(to_peer, 'S', 0, 11);
 	(void)wait_entry(&ctx, FI_RECV, rdmt_now_ms(), 10000, "first message");
 	FDT_ASSERT(fdt_check(buf, MSG, 11), "first message: payload");
-	peer_done();
+	rdmt_peer_done(from_peer);
 
 	bad_input();
 	waits();
 	wait_thread();
 	pollset();
 
-	tell('Q', 0, 0);
+	rdmt_peer_tell(to_peer, 'Q', 0, 0);
 	FDT_ASSERT(rdmt_reap(pid) == 0, "peer failed");
 #ifndef FDT_UPSTREAM
 	/* upstream 1.17 closes a wait set that still has members */

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -348,4 +349,85 @@ void rdmt_send_name(int fd, const struct rdmt_ep *e)
 void rdmt_recv_name(int fd, uint8_t name[256])
 {
 	rdmt_read_all(fd, name, 256);
+}
+
+/* ---- the commanded peer of rdm_wait and rdm_waitset ---- */
+
+struct rdmt_peer_cmd {
+	char op;		/* 'S' send after delay_ms, 'R' receive one, 'Q' quit */
+	uint32_t delay_ms;
+	uint32_t seed;
+};
+
+int rdmt_peer_main(int to_parent, int from_parent, void *arg)
+{
+	struct fi_info *hints = rdmt_hints(FI_MSG);
+	static uint8_t buf[RDMT_PEER_MSG];
+	struct rdmt_dom pd;
+	struct rdmt_ep e;
+	uint8_t name[256], token = 1;
+	struct fi_context ctx;
+	struct rdmt_comp c;
+	struct rdmt_peer_cmd cmd;
+	fi_addr_t w;
+
+	(void)arg;
+	rdmt_dom_open(&pd, hints);
+	fi_freeinfo(hints);
+	rdmt_ep_open(&pd, &e, NULL, FI_AV_TABLE);
+	rdmt_send_name(to_parent, &e);
+	rdmt_recv_name(from_parent, name);
+	w = rdmt_insert_name(&e, name);
+	for (;;) {
+		rdmt_read_all(from_parent, &cmd, sizeof(cmd));
+		if (cmd.op == 'Q')
+			break;
+		if (cmd.op == 'S') {
+			usleep(cmd.delay_ms * 1000u);
+			fdt_fill(buf, RDMT_PEER_MSG, cmd.seed);
+			RDMT_POST(fi_send(e.ep, buf, RDMT_PEER_MSG, NULL, w, &ctx));
+			rdmt_wait_ok(e.cq, &c);
+		} else {
+			RDMT_POST(fi_recv(e.ep, buf, RDMT_PEER_MSG, NULL, FI_ADDR_UNSPEC, &ctx));
+			rdmt_wait_ok(e.cq, &c);
+			FDT_ASSERT(c.e.len == RDMT_PEER_MSG &&
+				   fdt_check(buf, RDMT_PEER_MSG, cmd.seed), "peer: wrong message");
+		}
+		rdmt_write_all(to_parent, &token, 1);
+	}
+	rdmt_ep_close(&e);
+	rdmt_dom_close(&pd);
+	return 0;
+}
+
+void rdmt_peer_tell(int to_peer, char op, uint32_t delay_ms, uint32_t seed)
+{
+	struct rdmt_peer_cmd cmd = { .op = op, .delay_ms = delay_ms, .seed = seed };
+
+	rdmt_write_all(to_peer, &cmd, sizeof(cmd));
+}
+
+void rdmt_peer_done(int from_peer)
+{
+	uint8_t token;
+
+	rdmt_read_all(from_peer, &token, 1);
+}
+
+long rdmt_cpu_ms(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000L +
+		(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000L;
+}
+
+void rdmt_check_cpu(long cpu0, long wall0, const char *what)
+{
+	long cpu = rdmt_cpu_ms() - cpu0, wall = rdmt_now_ms() - wall0;
+
+	printf("%s: %ld ms wall, %ld ms CPU\n", what, wall, cpu);
+	FDT_ASSERT(cpu * 3 < wall, "%s: %ld ms of CPU in %ld ms: spinning, not sleeping",
+		   what, cpu, wall);
 }

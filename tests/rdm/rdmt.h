@@ -137,3 +137,17 @@ int rdmt_reap(pid_t pid);
 /* An endpoint name over a pipe: fixed-size record. */
 void rdmt_send_name(int fd, const struct rdmt_ep *e);
 void rdmt_recv_name(int fd, uint8_t name[256]);
+
+/* A peer process (rdmt_spawn(rdmt_peer_main, ...)) with one endpoint that
+ * exchanges names with the parent, then on command sends one message of
+ * RDMT_PEER_MSG bytes (fdt_fill(seed)) after delay_ms ('S'), receives and
+ * checks one ('R'), or quits ('Q'); after each command it answers a token
+ * (rdmt_peer_done waits for it). */
+#define RDMT_PEER_MSG 64
+int rdmt_peer_main(int to_parent, int from_parent, void *arg);
+void rdmt_peer_tell(int to_peer, char op, uint32_t delay_ms, uint32_t seed);
+void rdmt_peer_done(int from_peer);
+/* This process's CPU time, and the check that a wait since (cpu0, wall0)
+ * slept: CPU under a third of the wall time. */
+long rdmt_cpu_ms(void);
+void rdmt_check_cpu(long cpu0, long wall0, const char *what);

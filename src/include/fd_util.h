@@ -1,0 +1,183 @@
+/* The kit every layer shares: small helpers that the core, verbs, rstream
+ * and RDM each used to carry a copy of. Not installed (nothing inline in
+ * an application includes it), so anything here may change freely.
+ *
+ *   container_of, monotonic clock, big-endian fields of wire formats,
+ *   errno -> fi_errno, the FI_GETWAIT / FI_GETWAITOBJ control body,
+ *   the wrap-and-narrow getinfo loop of a layer over a core provider.
+ *
+ * Kept to what more than one layer needs; a layer's own helpers stay in
+ * the layer. */
+#ifndef FD_UTIL_H
+#define FD_UTIL_H
+
+#include <endian.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define fd_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* The fid at the head of every object: class, the application's context,
+ * the fi_ops (close, bind, control...). */
+static inline void fd_fid_init(struct fid *fid, size_t fclass, void *context,
+			       struct fi_ops *ops)
+{
+	fid->fclass = fclass;
+	fid->context = context;
+	fid->ops = ops;
+}
+
+/* ---- monotonic clock (deadlines of waits and of connection setup) ---- */
+
+static inline uint64_t fd_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline long fd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* What is left of a wait of timeout_ms begun at start_ms, for poll(2) and
+ * epoll_wait(2): -1 with no limit (timeout_ms < 0), 0 once it is over. */
+static inline int fd_ms_left(long start_ms, int timeout_ms)
+{
+	long left;
+
+	if (timeout_ms < 0)
+		return -1;
+	left = start_ms + timeout_ms - fd_now_ms();
+	return left > 0 ? (int)left : 0;
+}
+
+/* ---- big-endian fields of the layers' wire formats ----
+ * <endian.h>'s swap and an unaligned copy: a byte loop costs several
+ * instructions a field more, and RDM decodes a header per message. */
+
+static inline void fd_put_be16(uint8_t *p, uint16_t v)
+{
+	v = htobe16(v);
+	memcpy(p, &v, 2);
+}
+
+static inline void fd_put_be32(uint8_t *p, uint32_t v)
+{
+	v = htobe32(v);
+	memcpy(p, &v, 4);
+}
+
+static inline void fd_put_be64(uint8_t *p, uint64_t v)
+{
+	fd_put_be32(p, (uint32_t)(v >> 32));
+	fd_put_be32(p + 4, (uint32_t)v);
+}
+
+static inline uint16_t fd_get_be16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return be16toh(v);
+}
+
+static inline uint32_t fd_get_be32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return be32toh(v);
+}
+
+static inline uint64_t fd_get_be64(const uint8_t *p)
+{
+	return (uint64_t)fd_get_be32(p) << 32 | fd_get_be32(p + 4);
+}
+
+/* ---- errors ---- */
+
+/* A system errno (errno, or what rdma-core returns) as a positive fi_errno
+ * code: 0 stays 0, the FI_E* that share errno's number pass through, the
+ * rest is FI_EOTHER. Callers return its negation. */
+int fd_errno_to_fi(int err);
+
+/* The FI_GETWAIT / FI_GETWAITOBJ part of an object's fi_control, the same
+ * for every CQ, counter, EQ and wait set (fi_cq(3), fi_eq(3), fi_cntr(3)):
+ * FI_GETWAIT writes the wait fd (fd < 0: the object has none, say
+ * -FI_ENODATA, as for FI_WAIT_NONE); FI_GETWAITOBJ writes obj; a NULL arg
+ * is -FI_EINVAL; any other command -FI_ENOSYS, for the caller to answer
+ * first what else it knows. */
+static inline int fd_wait_control(int command, void *arg, int fd,
+				  enum fi_wait_obj obj)
+{
+	switch (command) {
+	case FI_GETWAIT:
+		if (!arg)
+			return -FI_EINVAL;
+		if (fd < 0)
+			return -FI_ENODATA;
+		*(int *)arg = fd;
+		return 0;
+	case FI_GETWAITOBJ:
+		if (!arg)
+			return -FI_EINVAL;
+		*(enum fi_wait_obj *)arg = obj;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+/* fi_getopt of an endpoint whose one option is FI_OPT_CM_DATA_SIZE (max):
+ * -FI_ENOPROTOOPT for any other, -FI_ETOOSMALL (and *optlen the size
+ * needed) for a short buffer (fi_endpoint(3)). src/fd_util.c. */
+int fd_opt_get_cm_data_size(int level, int optname, void *optval, size_t *optlen,
+			    size_t max);
+
+/* ---- a layer's fi_getinfo over a core provider's entries ----
+ * Every layer (rstream, RDM) asks the provider below for entries, turns a
+ * copy of each into its own, keeps those the hints match and narrows them
+ * to the hints. What differs per layer is in these two calls. */
+struct fd_layer_wrap_ops {
+	/* Turn t (a copy of core entry c, next NULL) into the layer's entry:
+	 * 0 to keep it, 1 to skip this core entry, a negative fi error to
+	 * fail the whole call. */
+	int (*make)(struct fi_info *t, const struct fi_info *c, void *arg);
+	/* After matching and narrowing (fi is what the caller gets; hints as
+	 * the application gave them): defaults for what the hints left open.
+	 * 0 keep, 1 drop, negative fail. NULL: nothing to do. */
+	int (*finish)(struct fi_info *fi, const struct fi_info *hints, void *arg);
+};
+
+/* The end of every getinfo: ret < 0 frees head and returns ret; no entry
+ * is -FI_ENODATA; else *info = head, 0. */
+int fd_info_hand_out(struct fi_info *head, int ret, struct fi_info **info);
+
+/* Takes (frees) core; *info the layer's entries in core's order, or
+ * -FI_ENODATA when none is left. Matching ignores the hints' provider
+ * name (the front end chose this provider by it). */
+int fd_layer_wrap(uint32_t version, struct fi_info *core, const struct fi_info *hints,
+		  const struct fd_layer_wrap_ops *ops, void *arg, struct fi_info **info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
