@@ -465,8 +465,10 @@ void fdm_credit_offer(struct fdm_conn *c, struct fdm_cm *cm);
 void fdm_credit_accept(struct fdm_conn *c, const struct fdm_cm *peer);
 /* The connection ended: its grant goes back to the pool. */
 void fdm_credit_release(struct fdm_conn *c);
-/* Read our credit word; whether a message may go now. */
-bool fdm_credit_refresh(struct fdm_conn *c);
+/* Read our credit word; the connection's credits after it (a message
+ * may go while they are above its floor: 0, or -FDM_CREDIT_OVERDRAFT
+ * for an inject). */
+int32_t fdm_credit_refresh(struct fdm_conn *c);
 /* One pool buffer a message of c took is free again. */
 void fdm_credit_freed(struct fdm_conn *c);
 /* Reports that found the send queue full, again. */

@@ -281,8 +281,10 @@ fail:
 	return ret;
 }
 
-/* Post one request on an established connection. */
-static ssize_t fdm_conn_post(struct fdm_conn *c, struct fdm_tx *tx)
+/* Post one request on an established connection, if its credits are
+ * above credit_floor: 0 for what may wait in the connection's queue,
+ * -FDM_CREDIT_OVERDRAFT for an inject and what is queued before it. */
+static ssize_t fdm_conn_post(struct fdm_conn *c, struct fdm_tx *tx, int32_t credit_floor)
 {
 	struct fdm_ep *ep = c->ep;
 	ssize_t ret;
@@ -293,7 +295,7 @@ static ssize_t fdm_conn_post(struct fdm_conn *c, struct fdm_tx *tx)
 	 * atomic requests and answers included, takes one. */
 	if (tx->kind == FDM_TX_RMA)
 		return fdm_rma_post(c, tx);
-	if (!c->tx_credits && !fdm_credit_refresh(c))
+	if (c->tx_credits <= credit_floor && fdm_credit_refresh(c) <= credit_floor)
 		return -FI_EAGAIN;	/* waits on the connection, in order */
 	tx->vep = c->vep;
 	fdm_hdr_set_conn(tx->buf, c->remote_id);
@@ -309,7 +311,7 @@ void fdm_conn_submit(struct fdm_conn *c, struct fdm_tx *tx)
 
 	tx->conn = c;
 	if (fdv_likely(c->state == FDM_C_CONNECTED && fdm_list_empty(&c->pending))) {
-		ret = fdm_conn_post(c, tx);
+		ret = fdm_conn_post(c, tx, 0);
 		if (fdv_likely(!ret))
 			return;
 		if (ret != -FI_EAGAIN) {
@@ -332,23 +334,51 @@ void fdm_conn_submit(struct fdm_conn *c, struct fdm_tx *tx)
 	}
 }
 
+/* Post the connection's queued requests in order while credits above
+ * credit_floor (and send-queue room) last; whether the queue is empty now. */
+static bool fdm_conn_drain(struct fdm_conn *c, int32_t credit_floor)
+{
+	while (c->state == FDM_C_CONNECTED && !fdm_list_empty(&c->pending)) {
+		struct fdm_tx *tx = fdm_entry(c->pending.next, struct fdm_tx, node);
+		ssize_t ret = fdm_conn_post(c, tx, credit_floor);
+
+		if (ret == -FI_EAGAIN)
+			break;
+		fdm_list_del(&tx->node);
+		if (ret)
+			fdm_handle_tx_done(c->ep, tx, (int)-ret);
+	}
+	fdm_conn_sync(c);
+	return fdm_list_empty(&c->pending);
+}
+
 /* A request that reports no completion (fi_inject, fi_tinject, a send
  * without FI_COMPLETION under FI_SELECTIVE_COMPLETION) gives the program
  * no reason to call the library again: MPICH injects, then sits in a PMI
  * barrier while the peer waits for the message. Queued, it would go out
  * only at the sender's next progress call, which may never come. So it
- * is posted now or not at all: -FI_EAGAIN (no credit, send queue full,
- * the connection still being made, which this call starts) tells the
- * caller to progress and retry, as the API says. A failed connection
+ * is posted now or not at all: -FI_EAGAIN (send queue full, overdraft
+ * spent, the connection still being made, which this call starts) tells
+ * the caller to progress and retry, as the API says. A failed connection
  * attempt is told once, as the call's error, so an inject to a dead peer
- * does not say -FI_EAGAIN forever; the call after that connects again. */
+ * does not say -FI_EAGAIN forever; the call after that connects again.
+ *
+ * Such a request may overdraw the connection's credits (FDM_CREDIT_
+ * OVERDRAFT), and so may what waits in the connection's queue before
+ * it: messages go in the order the application issued them, so the
+ * queue goes first, on the same overdraft, and if it cannot all go,
+ * neither can this one (-FI_EAGAIN; what went stays sent, in order). */
 ssize_t fdm_conn_post_now(struct fdm_conn *c, struct fdm_tx *tx)
 {
 	int err;
 
 	tx->conn = c;
-	if (fdv_likely(c->state == FDM_C_CONNECTED && fdm_list_empty(&c->pending)))
-		return fdm_conn_post(c, tx);
+	if (c->state == FDM_C_CONNECTED && !fdm_list_empty(&c->pending) &&
+	    !fdm_conn_drain(c, -FDM_CREDIT_OVERDRAFT))
+		return -FI_EAGAIN;
+	/* (connected still, unless the queue's posts failed it) */
+	if (fdv_likely(c->state == FDM_C_CONNECTED))
+		return fdm_conn_post(c, tx, -FDM_CREDIT_OVERDRAFT);
 	if (c->state != FDM_C_IDLE)
 		return -FI_EAGAIN;
 	if (c->last_err) {
@@ -395,18 +425,9 @@ void fdm_conn_flush(struct fdm_ep *ep)
 		struct fdm_conn *c = fdm_entry(n, struct fdm_conn, flush_node);
 		struct fdm_node *next = n->next;
 
-		while (c->state == FDM_C_CONNECTED && !fdm_list_empty(&c->pending)) {
-			struct fdm_tx *tx = fdm_entry(c->pending.next, struct fdm_tx, node);
-			ssize_t ret = fdm_conn_post(c, tx);
-
-			if (ret == -FI_EAGAIN)
-				break;
-			fdm_list_del(&tx->node);
-			if (ret)
-				fdm_handle_tx_done(ep, tx, (int)-ret);
-		}
-		fdm_conn_sync(c);
-		if (c->state != FDM_C_CONNECTED || fdm_list_empty(&c->pending)) {
+		/* queued requests wait for credits above zero; only an
+		 * inject behind them takes them out on its overdraft */
+		if (fdm_conn_drain(c, 0) || c->state != FDM_C_CONNECTED) {
 			fdm_list_del(&c->flush_node);
 			c->on_flush = false;
 		}

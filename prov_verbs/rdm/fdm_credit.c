@@ -11,7 +11,14 @@
  * has freed into the sender's credit word for the connection (an RDMA
  * write: no receive buffer, no completion at the sender, nothing to ask in
  * return). A sender out of credits keeps its messages queued on the
- * connection, in order, and reads its word again at every progress. */
+ * connection, in order, and reads its word again at every progress.
+ *
+ * Injects (sends that report no completion) cannot wait in that queue,
+ * so they may overdraw: take the credits down to -FDM_CREDIT_OVERDRAFT.
+ * What the peer's pool cannot take then waits in the devices' RNR
+ * retries and is still delivered in order; the reports count freed
+ * buffers, not credits, so they need no change: a sender below zero
+ * just has more out (grant - credits) for the count to give back. */
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,28 +132,30 @@ void fdm_credit_accept(struct fdm_conn *c, const struct fdm_cm *peer)
 	c->peer_word = peer->word_addr;
 	c->peer_word_key = peer->word_key;
 	c->tx_grant = peer->credits;
-	c->tx_credits = c->tx_unlimited ? UINT32_MAX : peer->credits;
+	c->tx_credits = c->tx_unlimited ? INT32_MAX : (int32_t)peer->credits;
 }
 
-bool fdm_credit_refresh(struct fdm_conn *c)
+int32_t fdm_credit_refresh(struct fdm_conn *c)
 {
 	uint32_t word, more, out;
 
 	if (c->tx_unlimited) {
-		c->tx_credits = UINT32_MAX;
-		return true;
+		c->tx_credits = INT32_MAX;
+		return c->tx_credits;
 	}
 	word = ntohl(__atomic_load_n(&c->ep->credit_words[c->id], __ATOMIC_ACQUIRE));
 	more = word - c->tx_seen;
-	/* The peer can give back at most what is out: a larger step is no
-	 * report of its (a torn or stray write) and is ignored; the next
-	 * report carries the full count again. */
-	out = c->tx_grant - c->tx_credits;
+	/* The peer can give back at most what is out: the grant less what
+	 * is left, which is more than the grant while injects overdraw
+	 * (credits below zero, at most FDM_CREDIT_OVERDRAFT). A larger step
+	 * is no report of its (a torn or stray write) and is ignored; the
+	 * next report carries the full count again. */
+	out = (uint32_t)((int64_t)c->tx_grant - c->tx_credits);
 	if (more && more <= out) {
-		c->tx_credits += more;
+		c->tx_credits += (int32_t)more;
 		c->tx_seen = word;
 	}
-	return c->tx_credits != 0;
+	return c->tx_credits;
 }
 
 static void fdm_credit_report(struct fdm_conn *c)

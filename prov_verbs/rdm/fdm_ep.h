@@ -50,6 +50,18 @@
  * endpoint have a credit word the peer writes (later ones go without
  * flow control). */
 #define FDM_CREDIT_MAX		64u
+/* How far below zero a send that reports no completion (an inject) may
+ * take a connection's credits. Such a send cannot wait in the
+ * connection's queue (nothing would call progress to post it), so with
+ * no credit it would have to say -FI_EAGAIN, and a burst of small sends
+ * to a peer that is busy elsewhere would wait for that peer (MPICH's
+ * pt2pt/sendrecv3). The connection is RC with endless RNR retries: a
+ * message that finds the peer's pool empty is held by the device and
+ * delivered in order once a buffer is reposted, so overdrawing costs
+ * retries on the wire, never data. The bound keeps a sender that the
+ * peer does not read from filling the wire with them for ever
+ * (docs/rdm-protocol.md, "Overdraft"). */
+#define FDM_CREDIT_OVERDRAFT	128
 /* Scalable endpoints (fdm_sep.c): transmit and receive contexts each at
  * most; context pair k listens on the SEP's port + k. */
 #define FDM_SEP_MAX_CTX		16u
@@ -213,8 +225,10 @@ struct fdm_conn {
 	struct fid_ep *tx_vep;
 	/* Messages that may still go to the peer's eager pool before it
 	 * reports buffers freed; every message that takes a pool buffer
-	 * there takes one (the inline send too). */
-	uint32_t tx_credits;
+	 * there takes one (the inline send too). Signed: sends that report
+	 * a completion wait while it is <= 0, injects may take it down to
+	 * -FDM_CREDIT_OVERDRAFT; INT32_MAX without flow control. */
+	int32_t tx_credits;
 	uint32_t tx_grant;		/* the peer's grant for this connection */
 	uint32_t tx_seen;		/* last value read from our credit word */
 	bool tx_unlimited;		/* no credit word: no flow control */

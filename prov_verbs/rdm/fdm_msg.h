@@ -80,6 +80,9 @@ FDV_INLINE ssize_t fdm_send_inline(struct fid_ep *ep_fid, const void *buf,
 				   const unsigned int mode)
 {
 	struct fdm_ep *ep = fdm_ep_of(ep_fid);
+	/* an inject may overdraw the credits (FDM_CREDIT_OVERDRAFT); mode
+	 * is a constant, so this stays one signed compare */
+	const int32_t credit_floor = (mode & FDM_SEND_INJECT) ? -FDM_CREDIT_OVERDRAFT : 0;
 	struct fdm_conn *c;
 	struct fdm_tx *tx;
 	struct fdv_ep *vep;
@@ -91,8 +94,11 @@ FDV_INLINE ssize_t fdm_send_inline(struct fid_ep *ep_fid, const void *buf,
 			 ep->by_addr_gen != *ep->av_gen))
 		goto slow;
 	c = ep->by_addr[dest];
-	/* no credit left: the library looks for more and queues if none */
-	if (fdv_unlikely(!c || !c->tx_vep || !c->tx_credits || ep->tx_nfree <= ep->tx_reserve))
+	/* no credit left (down to the overdraft for an inject): the
+	 * library looks for more, and queues a send with a completion or
+	 * says -FI_EAGAIN to an inject if none came back */
+	if (fdv_unlikely(!c || !c->tx_vep || c->tx_credits <= credit_floor ||
+			 ep->tx_nfree <= ep->tx_reserve))
 		goto slow;
 	if (fdv_unlikely(len > ((mode & FDM_SEND_INJECT) ? ep->inject_size : FDM_EAGER_MAX) ||
 			 (!buf && len)))

@@ -3,7 +3,8 @@
  * no reason to call the library again after them (MPICH's MPI_Bsend and
  * MPI_Finalize: the sender sits in a PMI barrier while the receiver waits
  * for the message). When a message cannot be posted at once (no credit
- * left at the peer, connection not made yet, send queue full), the call
+ * left at the peer, the overdraft an inject may take spent too:
+ * rdm_overdraft; connection not made yet, send queue full), the call
  * must say -FI_EAGAIN instead of parking it for a later progress call
  * that may never come.
  *
