@@ -42,33 +42,6 @@ static uint8_t pbuf[NPEER][PEER_MSGS][PEER_LEN];
 static uint8_t prbuf[NPEER * PEER_MSGS][PEER_LEN];
 static struct fi_context pctx[NPEER][PEER_MSGS], prctx[NPEER * PEER_MSGS];
 
-/* RNR NAKs the device sent or received so far, or -1 if it keeps no
- * such counters (a NIC whose driver names them otherwise). */
-static long rnr_count(const char *dev)
-{
-	static const char *const names[] = { "rcvd_rnr_err", "send_rnr_err" };
-	long total = 0;
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		char path[256];
-		long v;
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-			 dev, names[i]);
-		f = fopen(path, "r");
-		if (!f)
-			return -1;
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-		if (v < 0)
-			return -1;
-		total += v;
-	}
-	return total;
-}
-
 /* Read the sender's own CQ only (the harness's rdmt_progress would read
  * the receiver's too, and so progress it). */
 static int reap_sends(struct rdmt_ep *s)
@@ -113,7 +86,7 @@ static void phase_stall(struct rdmt_dom *dom, struct rdmt_ep *r, const char *dev
 	posted = done = 1;
 
 	/* the receiver stops; the sender goes on as fast as it can */
-	rnr0 = rnr_count(dev);
+	rnr0 = rdmt_rnr_count(dev);
 	end = rdmt_now_ms() + STALL_MS;
 	while (rdmt_now_ms() < end) {
 		if (posted < NMSG) {
@@ -130,7 +103,7 @@ static void phase_stall(struct rdmt_dom *dom, struct rdmt_ep *r, const char *dev
 		}
 		done += reap_sends(&s);
 	}
-	rnr1 = rnr_count(dev);
+	rnr1 = rdmt_rnr_count(dev);
 	printf("stalled receiver: %d posted, %d completed, %d x -FI_EAGAIN; RNR NAKs %ld -> %ld\n",
 	       posted, done, eagain, rnr0, rnr1);
 	FDT_ASSERT(posted < NMSG && eagain > 0,
@@ -166,7 +139,7 @@ static void phase_stall(struct rdmt_dom *dom, struct rdmt_ep *r, const char *dev
 		rdmt_wait_ok(s.cq, &c);
 	rdmt_quiet(r->cq, 100, "after the stream");
 	if (rnr0 >= 0) {
-		rnr1 = rnr_count(dev);
+		rnr1 = rdmt_rnr_count(dev);
 		FDT_ASSERT(rnr1 == rnr0, "%ld RNR NAKs in the whole stream", rnr1 - rnr0);
 	}
 	rdmt_ep_close(&s);

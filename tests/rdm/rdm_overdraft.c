@@ -50,32 +50,6 @@ static struct fi_context rctx[NSEND][NMSG], qctx[NSEND], wctx[2][NSEND], xctx[NS
 static uint8_t wbuf[2][NSEND][8], xbuf[NSEND][MSGLEN];
 static int qdone[NSEND];
 
-/* RNR NAKs the device sent and received, -1 without such counters */
-static long rnr_count(const char *dev)
-{
-	static const char *const names[] = { "rcvd_rnr_err", "send_rnr_err" };
-	long total = 0;
-
-	for (size_t i = 0; i < 2; i++) {
-		char path[256];
-		long v = -1;
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-			 dev, names[i]);
-		f = fopen(path, "r");
-		if (!f)
-			return -1;
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-		if (v < 0)
-			return -1;
-		total += v;
-	}
-	return total;
-}
-
 static uint32_t seed(int k, int i)
 {
 	return (uint32_t)(k * 100000 + i);
@@ -155,7 +129,7 @@ int main(void)
 					   &rctx[k][i]));
 
 	/* ---- the receiver sleeps from here: no call on r ---- */
-	rnr0 = rnr_count(dev);
+	rnr0 = rdmt_rnr_count(dev);
 	for (k = 0; k < NSEND; k++) {
 		refused_at[k] = -1;
 		for (i = 0; i < NMSG && refused_at[k] < 0; i++) {
@@ -199,7 +173,7 @@ int main(void)
 		}
 	}
 
-	rnr1 = rnr_count(dev);
+	rnr1 = rdmt_rnr_count(dev);
 	FDT_ASSERT(rnr0 >= 0 || strncmp(dev, "rxe", 3),
 		   "no RNR counters for %s in /sys/class/infiniband", dev);
 	if (rnr0 >= 0)

@@ -431,3 +431,28 @@ void rdmt_check_cpu(long cpu0, long wall0, const char *what)
 	FDT_ASSERT(cpu * 3 < wall, "%s: %ld ms of CPU in %ld ms: spinning, not sleeping",
 		   what, cpu, wall);
 }
+
+long rdmt_rnr_count(const char *dev)
+{
+	static const char *const names[] = { "rcvd_rnr_err", "send_rnr_err" };
+	long total = 0;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[256];
+		long v;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+			 dev, names[i]);
+		f = fopen(path, "r");
+		if (!f)
+			return -1;
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+		if (v < 0)
+			return -1;
+		total += v;
+	}
+	return total;
+}

@@ -151,3 +151,6 @@ void rdmt_peer_done(int from_peer);
  * slept: CPU under a third of the wall time. */
 long rdmt_cpu_ms(void);
 void rdmt_check_cpu(long cpu0, long wall0, const char *what);
+/* RNR NAKs the device dev sent and received so far (its hw_counters), or
+ * -1 if it keeps no such counters (a driver that names them otherwise). */
+long rdmt_rnr_count(const char *dev);
