@@ -174,17 +174,15 @@ static const struct fid *fd_eq_entry_owner(const struct fd_eq_entry *e)
 	case FI_CONNREQ:
 	case FI_CONNECTED:
 	case FI_SHUTDOWN:
-		/* A CM event is a fi_eq_cm_entry: 16 bytes when it carries no
-		 * private data (a shutdown never does), shorter than a
-		 * fi_eq_entry, so it is measured against its own struct. */
-		if (e->len >= sizeof(struct fi_eq_cm_entry))
-			return ((const struct fi_eq_cm_entry *)(const void *)e->data)->fid;
-		return NULL;
 	case FI_AV_COMPLETE:
 	case FI_JOIN_COMPLETE:
 	case FI_MR_COMPLETE:
-		if (e->len >= sizeof(struct fi_eq_entry))
-			return ((const struct fi_eq_entry *)(const void *)e->data)->fid;
+		/* fi_eq_cm_entry and fi_eq_entry both start with the fid, and
+		 * nothing else is needed to match it: a CM event without
+		 * private data (every FI_SHUTDOWN) is only 16 bytes, shorter
+		 * than a fi_eq_entry, so the length asked is the fid's own. */
+		if (e->len >= sizeof(struct fid *))
+			return *(struct fid *const *)(const void *)e->data;
 		return NULL;
 	default:
 		return NULL;
