@@ -436,6 +436,10 @@ void fdm_conn_submit(struct fdm_conn *conn, struct fdm_tx *tx);
  * return -FI_EAGAIN (or the connection's error) and leave it to the
  * caller, never queue it - see the function. */
 ssize_t fdm_conn_post_now(struct fdm_conn *conn, struct fdm_tx *tx);
+/* fdm_conn_post_now, once more after a progress pass if it said
+ * -FI_EAGAIN; tx goes back to the pool unless it went. For every request
+ * that reports no completion: fi_inject and kin, fi_inject_atomic. */
+ssize_t fdm_conn_send_unreported(struct fdm_ep *ep, struct fdm_conn *conn, struct fdm_tx *tx);
 /* Post the pending txs of the connections that may now send. */
 void fdm_conn_flush(struct fdm_ep *ep);
 void fdm_conn_handle_events(struct fdm_ep *ep);

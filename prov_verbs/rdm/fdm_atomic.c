@@ -136,6 +136,16 @@ static ssize_t fdm_atomic_submit(struct fdm_ep *ep, const struct fdm_aop *a)
 	h.size = (uint64_t)(p - (tx->buf + FDM_HDR_LEN));
 	fdm_hdr_encode(tx->buf, &h);
 	tx->wire_len = (uint32_t)(p - tx->buf);
+	if (fdv_unlikely(!tx->report)) {
+		/* fi_inject_atomic (or no FI_COMPLETION asked): the program
+		 * has no completion to wait for, so it may make no further
+		 * call; queued, the request could wait for ever. On the wire
+		 * now (the answer still comes back to this tx), or refused. */
+		ssize_t ret = fdm_conn_send_unreported(ep, conn, tx);
+
+		fdm_unlock(d);
+		return ret;
+	}
 	fdm_conn_submit(conn, tx);
 	fdm_unlock(d);
 	return 0;

@@ -394,6 +394,19 @@ ssize_t fdm_conn_post_now(struct fdm_conn *c, struct fdm_tx *tx)
 	return -FI_EAGAIN;
 }
 
+ssize_t fdm_conn_send_unreported(struct fdm_ep *ep, struct fdm_conn *c, struct fdm_tx *tx)
+{
+	ssize_t ret = fdm_conn_post_now(c, tx);
+
+	if (ret == -FI_EAGAIN) {
+		fdm_ep_progress(ep);	/* may bring credits or free the queue */
+		ret = fdm_conn_post_now(c, tx);
+	}
+	if (ret)
+		fdm_tx_put(ep, tx);
+	return ret;
+}
+
 /* The inline send's post failed (fdm_msg.h): as fdm_conn_submit
  * does, -FI_EAGAIN queues the request in order for progress to post,
  * anything else completes it with the error. A request that reports no

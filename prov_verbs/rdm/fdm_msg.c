@@ -225,15 +225,9 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 	}
 	if (fdv_unlikely(!tx->report && tx->kind == FDM_TX_EAGER)) {
 		/* nothing will come back for it: on the wire now, or the
-		 * caller retries (fdm_conn_post_now) */
-		ssize_t ret = fdm_conn_post_now(conn, tx);
+		 * caller retries */
+		ssize_t ret = fdm_conn_send_unreported(ep, conn, tx);
 
-		if (ret == -FI_EAGAIN) {
-			fdm_ep_progress(ep);
-			ret = fdm_conn_post_now(conn, tx);
-		}
-		if (ret)
-			fdm_tx_put(ep, tx);
 		fdm_unlock(d);
 		return ret;
 	}

@@ -72,7 +72,7 @@ set(FD_RDM_TESTS rdm_tagged rdm_av rdm_match rdm_peek rdm_large rdm_rma rdm_atom
                  rdm_threads rdm_simul rdm_deadpeer rdm_incast rdm_flow rdm_tagbits rdm_eq
                  rdm_delivery rdm_mpich rdm_rndverr rdm_wait rdm_waitset rdm_auto rdm_cqfmt
                  rdm_avev rdm_avset rdm_coll rdm_inject rdm_sep rdm_overdraft)
-list(APPEND FD_RDM_TESTS rdm_eqset)
+list(APPEND FD_RDM_TESTS rdm_eqset rdm_inject_atomic)
 set(FD_RDM_DIR ${CMAKE_CURRENT_SOURCE_DIR}/rdm)
 foreach(t ${FD_RDM_TESTS})
   if(NOT FD_RDM_BUILD)
