@@ -2,11 +2,15 @@
 """Build the examples the way an application would consume fabric-direct.
 
 For each FABRIC_DIRECT mode asked for (verbs and OFF by default):
-  * every example project under examples/ is configured in a fresh build
-    directory, pulling fabric-direct in with add_subdirectory, and its
-    target is built warning-free; the direct mode must hand the example
-    -DFABRIC_DIRECT through the fabric::fabric target, the OFF mode must
-    not;
+  * every example project under examples/ is configured, pulling
+    fabric-direct in with add_subdirectory, and its target is built
+    warning-free; the direct mode must hand the example -DFABRIC_DIRECT
+    through the fabric::fabric target, the OFF mode must not. The examples
+    go into one build tree per mode (a generated top project that adds
+    each example's directory), so the library is compiled once for the
+    three: the first example's own add_subdirectory line brings it in
+    (rstream_echo's, which also turns the stream endpoints on), the
+    others find fabric::fabric defined, as their CMakeLists allow;
   * fabric-direct itself is configured, built and installed into a
     temporary prefix, then examples/rma_write is built against it with
     find_package(fabric-direct), and compiled once more from the installed
@@ -73,17 +77,23 @@ def check_direct_flag(build_dir, target, mode):
                           mode))
 
 
-def build_example(args, mode, name, work, log):
-    src = os.path.join(args.source, "examples", name)
-    bdir = os.path.join(work, name)
-    run(["cmake", "-S", src, "-B", bdir] + common_defs(args, mode)
-        + (["-DFABRIC_DIRECT_RSTREAM=ON"] if name == "rstream_echo" else []),
+def build_examples(args, mode, names, work, log):
+    top = os.path.join(work, "examples-top")
+    os.makedirs(top, exist_ok=True)
+    with open(os.path.join(top, "CMakeLists.txt"), "w") as f:
+        f.write("cmake_minimum_required(VERSION 3.20)\n"
+                "project(fd_examples_together LANGUAGES C)\n")
+        for name in names:
+            f.write("add_subdirectory(%s %s)\n" %
+                    (os.path.join(os.path.realpath(args.source), "examples", name), name))
+    bdir = os.path.join(work, "examples")
+    run(["cmake", "-S", top, "-B", bdir] + common_defs(args, mode), log)
+    run(["cmake", "--build", bdir, "--target"] + names + ["-j", str(args.jobs)],
         log)
-    run(["cmake", "--build", bdir, "--target", name, "-j", str(args.jobs)],
-        log)
-    if not os.access(os.path.join(bdir, name), os.X_OK):
-        raise StepFailed("%s: no executable after the build" % bdir)
-    check_direct_flag(bdir, name, mode)
+    for name in names:
+        if not os.access(os.path.join(bdir, name, name), os.X_OK):
+            raise StepFailed("%s: no executable after the build" % name)
+        check_direct_flag(os.path.join(bdir, name), name, mode)
 
 
 def build_installed_consumer(args, mode, work, log):
@@ -146,16 +156,19 @@ def main():
     args = ap.parse_args()
 
     rstream = args.rstream.upper() in ("ON", "1", "TRUE", "YES")
-    examples = [e for e in EXAMPLES if rstream or e != "rstream_echo"]
+    # rstream_echo first: its add_subdirectory turns the stream
+    # endpoints on for the tree the others share
+    examples = [e for e in ["rstream_echo"] + EXAMPLES
+                if e != "rstream_echo" or rstream]
+    examples = list(dict.fromkeys(examples))
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
 
     failures = 0
     for mode in args.modes.split(","):
         work = os.path.join(args.work, mode)
-        steps = [("%s (add_subdirectory)" % e,
-                  lambda e=e: build_example(args, mode, e, work, log))
-                 for e in examples]
+        steps = [("%s (add_subdirectory, one tree)" % ", ".join(examples),
+                  lambda: build_examples(args, mode, examples, work, log))]
         steps.append(("rma_write (find_package and pkg-config after install)",
                       lambda: build_installed_consumer(args, mode, work, log)))
         for label, step in steps:
