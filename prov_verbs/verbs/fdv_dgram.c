@@ -3,12 +3,16 @@
  * are not inline (vector and msg forms, senddata, injectdata), the
  * refusals of the inline ones, and the source address of a receive. The
  * inline calls are in <fdv/fdv_dgram.h>. */
+#include <arpa/inet.h>
 #include <endian.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fdv_dgram_int.h"
+#include "fdv_layer.h"	/* fdv_getinfo: the MSG lookup that names devices */
 
 static struct fdv_dgram_full *fdv_dgram_full_of(struct fdv_dgram_ep *d)
 {
@@ -758,12 +762,69 @@ static struct fi_info *fdv_dgram_template(const struct fi_info *msg,
 	return fi;
 }
 
+/*
+ * node and service (with FI_SOURCE: a local address, or a port to be found
+ * at; without: a peer) can only choose the device for a datagram
+ * endpoint: its UD address (GID, QP number, Q_Key) exists only after
+ * fi_enable, and no IP address or port maps to a QP number without a name
+ * service, which this provider does not run. So the devices are the ones
+ * an FI_EP_MSG lookup of the same node, service and flags finds (the
+ * device that holds the local address, or that routes to the peer), and
+ * the entries carry no src_addr or dest_addr: peers exchange fi_getname
+ * names out of band and fi_av_insert them (as fi_pingpong does over its
+ * control socket). docs/fi_direct_verbs.7.md, DATAGRAM ENDPOINTS.
+ */
+static int fdv_dgram_devices_named(uint32_t version, const char *node, const char *service,
+				   uint64_t flags, struct fi_info **named)
+{
+	struct fi_info *msg_hints = fi_allocinfo();
+	int ret;
+
+	*named = NULL;
+	if (!msg_hints)
+		return -FI_ENOMEM;
+	/* only the addressing is asked about: whatever MSG needs is offered */
+	msg_hints->ep_attr->type = FI_EP_MSG;
+	msg_hints->mode = ~0ULL;
+	msg_hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+					  FI_MR_PROV_KEY;
+	ret = fdv_getinfo(version, node, service, flags & (FI_SOURCE | FI_NUMERICHOST),
+			  msg_hints, named);
+	fi_freeinfo(msg_hints);
+	if (ret)
+		FD_DBG(FD_LOG_CORE, "FI_EP_DGRAM: node %s, service %s on no RDMA device",
+		       node ? node : "-", service ? service : "-");
+	return ret;
+}
+
+/* Bytes that are a UD name of this library (fdv_dgram_getname). */
+static bool fdv_ud_name_valid(const void *addr, size_t len)
+{
+	struct fdv_ud_name n;
+
+	if (len != sizeof(n))
+		return false;
+	memcpy(&n, addr, sizeof(n));
+	return be16toh(n.magic_be) == FDV_UD_NAME_MAGIC && !n.zero;
+}
+
+static bool fdv_info_names_domain(const struct fi_info *list, const char *name)
+{
+	for (; list; list = list->next)
+		if (list->domain_attr && list->domain_attr->name &&
+		    !strcmp(list->domain_attr->name, name))
+			return true;
+	return false;
+}
+
 int fdv_dgram_getinfo(uint32_t version, const char *node, const char *service,
 		      uint64_t flags, const struct fi_info *hints,
 		      struct fi_info ***tail)
 {
 	const struct fdv_device_info *dev;
 	const struct fi_info *msg;
+	struct fi_info *named = NULL;
+	bool by_name = false;
 	struct fdv_params prm;
 	int found = 0, ndev = 0;
 
@@ -771,15 +832,43 @@ int fdv_dgram_getinfo(uint32_t version, const char *node, const char *service,
 #if !FDV_EP_LAYERS
 	return -FI_ENODATA;	/* see fdv_dgram_open */
 #endif
-	/* Datagram endpoints are named by their UD address (fi_getname after
-	 * fi_enable): no node, service or sockaddr resolves to one. */
-	if (node || service || (hints && (hints->src_addr || hints->dest_addr))) {
-		FD_DBG(FD_LOG_CORE, "FI_EP_DGRAM: no node, service or address lookup");
-		return -FI_ENODATA;
-	}
 	if (hints && hints->addr_format != FI_FORMAT_UNSPEC &&
 	    hints->addr_format != FI_ADDR_IB_UD)
 		return -FI_ENODATA;
+	/* A datagram endpoint is named by its UD address (fi_getname after
+	 * fi_enable); an address in the hints must be one of those names. */
+	if (hints && ((hints->src_addr && !fdv_ud_name_valid(hints->src_addr,
+							    hints->src_addrlen)) ||
+		      (hints->dest_addr && !fdv_ud_name_valid(hints->dest_addr,
+							     hints->dest_addrlen)))) {
+		FD_DBG(FD_LOG_CORE, "FI_EP_DGRAM: an address in hints that is no UD name");
+		return -FI_ENODATA;
+	}
+	if (node || service) {
+		int ret = fdv_dgram_devices_named(version, node, service, flags, &named);
+
+		if (ret)
+			return ret;
+	} else if (hints && hints->src_addr) {
+		/* On RoCE the name holds the IPv4-mapped GID: the device
+		 * of that IPv4 address is the one (an IB GID is matched
+		 * against each device's below) */
+		const struct fdv_ud_name *n = hints->src_addr;
+		static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+		char ip[INET_ADDRSTRLEN];
+
+		if (!memcmp(n->gid, v4_mapped, sizeof(v4_mapped))) {
+			int ret;
+
+			if (!inet_ntop(AF_INET, n->gid + 12, ip, sizeof(ip)))
+				return -FI_ENODATA;
+			ret = fdv_dgram_devices_named(version, ip, NULL,
+						      FI_SOURCE | FI_NUMERICHOST, &named);
+			if (ret)
+				return ret;
+			by_name = true;
+		}
+	}
 	fdv_read_params(&prm);
 	fdv_devices_get(&ndev);
 	for (int i = 0; i < ndev; i++) {
@@ -790,23 +879,46 @@ int fdv_dgram_getinfo(uint32_t version, const char *node, const char *service,
 			continue;
 		if (dev->transport != IBV_TRANSPORT_IB)
 			continue;	/* iWARP has no UD */
+		if ((node || service || by_name) && !fdv_info_names_domain(named, dev->name))
+			continue;
+		/* a source name is the device's own GID; a destination may
+		 * be any port of the fabric, which UD reaches from each */
+		if (hints && hints->src_addr && !by_name && !node && !service &&
+		    memcmp(((const struct fdv_ud_name *)hints->src_addr)->gid, dev->gid.raw,
+			   sizeof(dev->gid.raw)))
+			continue;
 		if (prm.device_name && strncasecmp(dev->name, prm.device_name,
 						   strlen(prm.device_name)))
 			continue;
 		t = fdv_dgram_template(msg, dev, &prm);
-		if (!t)
+		if (!t) {
+			fi_freeinfo(named);
 			return -FI_ENOMEM;
+		}
 		if (fd_info_check(version, t, hints)) {
 			fi_freeinfo(t);
 			continue;
 		}
 		fi = fd_info_narrow(version, t, hints);
 		fi_freeinfo(t);
-		if (!fi)
+		if (fi && hints && hints->dest_addr && !fi->dest_addr) {
+			fi->dest_addr = malloc(hints->dest_addrlen);
+			if (fi->dest_addr) {
+				memcpy(fi->dest_addr, hints->dest_addr, hints->dest_addrlen);
+				fi->dest_addrlen = hints->dest_addrlen;
+			} else {
+				fi_freeinfo(fi);
+				fi = NULL;
+			}
+		}
+		if (!fi) {
+			fi_freeinfo(named);
 			return -FI_ENOMEM;
+		}
 		**tail = fi;
 		*tail = &fi->next;
 		found++;
 	}
+	fi_freeinfo(named);
 	return found ? 0 : -FI_ENODATA;
 }

@@ -126,7 +126,13 @@ if(TARGET fabric-direct-libfabric AND FABRIC_DIRECT_RDM_TESTS)
     set_tests_properties(consumer_openmpi_defects PROPERTIES SKIP_RETURN_CODE 77 LABELS device TIMEOUT 600)
   endif()
   add_test(NAME consumer_fi_pingpong_rdm
-           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/consumers/fi_pingpong_rdm.sh
-                   $<TARGET_FILE_DIR:fabric-direct-libfabric>)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/consumers/fi_pingpong.sh
+                   $<TARGET_FILE_DIR:fabric-direct-libfabric> rdm)
   set_tests_properties(consumer_fi_pingpong_rdm PROPERTIES SKIP_RETURN_CODE 77 LABELS device TIMEOUT 400)
+  # issue 25: the datagram endpoint as fi_pingpong -e dgram uses it (node
+  # and service on fi_getinfo; before, -FI_ENODATA)
+  add_test(NAME consumer_fi_pingpong_dgram
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/consumers/fi_pingpong.sh
+                   $<TARGET_FILE_DIR:fabric-direct-libfabric> dgram)
+  set_tests_properties(consumer_fi_pingpong_dgram PROPERTIES SKIP_RETURN_CODE 77 LABELS device TIMEOUT 300)
 endif()

@@ -5,7 +5,11 @@
  *    no ep_type, with caps FI_MSG|FI_SEND|FI_RECV (no RMA, tagged or
  *    atomics), mode FI_MSG_PREFIX, msg_prefix_size 40, max_msg_size the
  *    port's MTU, address format FI_ADDR_IB_UD; none without FI_MSG_PREFIX
- *    in hints->mode, none when RMA is asked for;
+ *    in hints->mode, none when RMA is asked for; node/service choose the
+ *    device (a local address with FI_SOURCE, a peer's without) and the
+ *    entries carry no address; 127.0.0.1 has none; a peer's name as
+ *    hints->dest_addr comes back as dest_addr, a name as src_addr picks
+ *    its device, bytes that are no name give none;
  *  - names and AVs: fi_getname (-FI_ETOOSMALL for a short buffer),
  *    fi_av_insert into an FI_AV_TABLE and an FI_AV_MAP, a name that is
  *    not ours refused with -FI_EINVAL, fi_av_lookup returns the inserted
@@ -86,6 +90,108 @@ static void check_entry(const struct fi_info *fi)
 	FDT_ASSERT(strlen(dn) > 6 && !strcmp(dn + strlen(dn) - 6, "-dgram"), "domain %s", dn);
 }
 
+/* The entries fi_getinfo gives for node/service/flags: each a DGRAM one
+ * on device dev (when given) and with no address (a UD name exists only
+ * after fi_enable); how many. */
+static int named_entries(struct fi_info *h, const char *node, const char *service,
+			 uint64_t flags, const char *dev)
+{
+	struct fi_info *info = NULL, *fi;
+	int n = 0;
+
+	FDT_OK(fi_getinfo(FI_VERSION(1, 17), node, service, flags, h, &info));
+	for (fi = info; fi; fi = fi->next, n++) {
+		check_entry(fi);
+		FDT_ASSERT(!dev || !strncmp(fi->domain_attr->name, dev, strlen(dev)),
+			   "node %s, service %s, flags %#llx: an entry of %s, not of %s", node,
+			   service ? service : "-", (unsigned long long)flags,
+			   fi->domain_attr->name, dev);
+		FDT_ASSERT(!fi->src_addr && !fi->dest_addr, "node %s: an entry with an "
+			   "address (src %p, dest %p) that cannot be a UD name", node,
+			   fi->src_addr, fi->dest_addr);
+	}
+	fi_freeinfo(info);
+	return n;
+}
+
+/* node and service choose the device, as fi_pingpong -e dgram uses them
+ * (it exchanges the names over its own socket): the server passes its
+ * port with FI_SOURCE, the client the server's address and port. Before,
+ * any node or service gave -FI_ENODATA. */
+static void node_service_checks(struct fi_info *h)
+{
+	const char *a0 = getenv("FD_RXE_ADDR0"), *a1 = getenv("FD_RXE_ADDR1");
+	const char *d0 = getenv("FD_RXE_DEV0"), *d1 = getenv("FD_RXE_DEV1");
+	struct fi_info *info = NULL;
+	int n;
+
+	if (!a0 || !d0) {
+		printf("getinfo: node/service checks need FD_RXE_ADDR0/DEV0: not run\n");
+		return;
+	}
+	n = named_entries(h, a0, "47990", FI_SOURCE, d0);
+	FDT_ASSERT(n == 1, "local node %s with FI_SOURCE: %d entries", a0, n);
+	n = named_entries(h, a0, NULL, FI_SOURCE | FI_NUMERICHOST, d0);
+	FDT_ASSERT(n == 1, "local node %s alone: %d entries", a0, n);
+	n = named_entries(h, NULL, "47990", FI_SOURCE, NULL);
+	FDT_ASSERT(n >= 1, "a bare service with FI_SOURCE: %d entries", n);
+	if (a1 && d1) {
+		n = named_entries(h, a1, "47990", 0, NULL);
+		FDT_ASSERT(n == 1, "peer node %s: %d entries", a1, n);
+		n = named_entries(h, a1, NULL, FI_SOURCE, d1);
+		FDT_ASSERT(n == 1, "the other device's address %s: %d entries", a1, n);
+	}
+	/* an address on no RDMA device */
+	FDT_EXPECT(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", "47990", FI_SOURCE, h, &info),
+		   -FI_ENODATA);
+	printf("getinfo: node/service choose the device (%s%s%s)\n", d0, d1 ? ", " : "",
+	       d1 ? d1 : "");
+}
+
+/* Names in the hints, as fi_pingpong -e dgram's client gives the
+ * server's name it received over its socket: a destination name comes
+ * back as the entries' dest_addr, a source name picks its own device,
+ * bytes that are no name of ours give none. (Before, any address in the
+ * hints gave -FI_ENODATA.) */
+static void name_hint_checks(const struct node *peer, const char *dev)
+{
+	struct fi_info *h = dgram_hints(), *info = NULL, *fi;
+	uint8_t junk[sizeof(peer->name)];
+	int n = 0;
+
+	h->dest_addr = malloc(peer->namelen);
+	memcpy(h->dest_addr, peer->name, peer->namelen);
+	h->dest_addrlen = peer->namelen;
+	FDT_OK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info));
+	for (fi = info; fi; fi = fi->next, n++) {
+		check_entry(fi);
+		FDT_ASSERT(fi->dest_addrlen == peer->namelen && fi->dest_addr &&
+			   !memcmp(fi->dest_addr, peer->name, peer->namelen),
+			   "%s: dest_addr is not the name given in the hints",
+			   fi->domain_attr->name);
+	}
+	FDT_ASSERT(n >= 1, "no entry for a peer's name as dest_addr");
+	fi_freeinfo(info);
+	info = NULL;
+	/* the same bytes as the source: only the device that has them */
+	h->src_addr = h->dest_addr;
+	h->src_addrlen = h->dest_addrlen;
+	h->dest_addr = NULL;
+	h->dest_addrlen = 0;
+	n = named_entries(h, NULL, NULL, 0, dev);
+	FDT_ASSERT(n == 1, "the device of a source name: %d entries", n);
+	/* not a name: a short one, then bytes of the right length */
+	h->src_addrlen = peer->namelen - 1;
+	FDT_EXPECT(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info), -FI_ENODATA);
+	memset(junk, 0x5a, sizeof(junk));
+	memcpy(h->src_addr, junk, peer->namelen);
+	h->src_addrlen = peer->namelen;
+	FDT_EXPECT(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info), -FI_ENODATA);
+	fi_freeinfo(h);
+	printf("getinfo: a UD name as dest_addr comes back in the entries, as src_addr "
+	       "picks %s\n", dev);
+}
+
 static struct fi_info *getinfo_checks(void)
 {
 	struct fi_info *h = dgram_hints(), *info = NULL, *fi, *pick = NULL;
@@ -120,6 +226,7 @@ static struct fi_info *getinfo_checks(void)
 	FDT_ASSERT(n >= 1, "no entry");
 	pick = fi_dupinfo(pick);
 	fi_freeinfo(info);
+	node_service_checks(h);
 	fi_freeinfo(h);
 	printf("getinfo: %d DGRAM entries, using %s, max_msg_size %zu, inject %zu\n", n,
 	       pick->domain_attr->name, pick->ep_attr->max_msg_size,
@@ -260,6 +367,7 @@ int main(void)
 	node_open(b, fabric, info, FI_AV_MAP);
 	rmr_of(a, &armr);
 	rmr_of(b, &brmr);
+	name_hint_checks(b, info->domain_attr->name);
 
 	/* ---- address vectors ---- */
 	FDT_ASSERT(fi_av_insert(a->av, b->name, 1, &to_b, 0, NULL) == 1, "insert b");
