@@ -5,7 +5,7 @@
  * this library (direct and OFF) and against Debian's libfabric 1.17.
  *
  *   fd_rdm [-t tlat|lat|tbw|rate] [-s SIZE[,SIZE..]] [-n ITERS] [-w WINDOW]
- *          [--callgrind] [--variant NAME] [--peer-wait]
+ *          [--callgrind] [--variant NAME] [--peer-wait[=split]]
  *
  * The process forks a server and a client before touching the device;
  * names travel over a pipe. Output: one line per size,
@@ -28,7 +28,13 @@
  * reports how many of those counted reads were empty (#CG ... empties=).
  * A wait that sees no progress in PW_TIMEOUT_NS falls back to polling
  * (a library that needs the waiting side's progress to deliver would
- * otherwise hang), counted in late= / srvlate=. */
+ * otherwise hang), counted in late= / srvlate=.
+ * Two orders: --peer-wait waits for the reply, so the client's first read
+ * finds both its send and its receive completion (a library that returns
+ * one per call keeps the other for the next: the path of a reader that
+ * falls behind); --peer-wait=split has the server wait to post its reply
+ * until the client has reaped its send completion, so each counted read
+ * finds exactly one, as in the default mode's productive reads. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -85,8 +91,13 @@ static const char *variant = BENCH_VARIANT;
  * sides are parent and child: nothing to name, nothing left behind). */
 struct peer_wait {
 	uint64_t sent[2];
+	/* split: the server has reaped request n (got[0]); the client has
+	 * reaped its send completion n (got[1]) */
+	uint64_t got[2];
 	uint64_t late[2];
 };
+enum { PW_OFF, PW_REPLY, PW_SPLIT };
+static int pw_mode;
 static struct peer_wait *pw;
 /* a wait that long without the peer's counter moving is not coming: a
  * round trip takes milliseconds under callgrind in the TCG VM */
@@ -264,24 +275,24 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* --peer-wait: this side has posted its send number `seq` */
-static void pw_publish(int client, uint64_t seq)
+/* --peer-wait: this side has done step `seq` (posted its send, reaped) */
+static void pw_publish(uint64_t *word, uint64_t seq)
 {
-	/* release: the count goes out after the post it announces */
-	__atomic_store_n(&pw->sent[client], seq, __ATOMIC_RELEASE);
+	/* release: the count goes out after what it announces */
+	__atomic_store_n(word, seq, __ATOMIC_RELEASE);
 }
 
-/* --peer-wait: wait, outside every callgrind bracket, until the peer has
- * posted its send number `seq`. Spins on the shared word (pause between
- * reads; sched_yield when both sides share one CPU). Gives up after
+/* --peer-wait: wait, outside every callgrind bracket, until the peer's
+ * `word` reaches `seq`. Spins on the shared word (pause between reads;
+ * sched_yield when both sides share one CPU). Gives up after
  * PW_TIMEOUT_NS, and for good after PW_MAX_LATE timeouts. */
-static void pw_wait(int client, uint64_t seq, int onecpu)
+static void pw_wait(int client, const uint64_t *word, uint64_t seq, int onecpu)
 {
 	uint64_t spins = 0, t0 = 0;
 
 	if (__atomic_load_n(&pw->late[client], __ATOMIC_RELAXED) >= PW_MAX_LATE)
 		return;
-	while (__atomic_load_n(&pw->sent[!client], __ATOMIC_ACQUIRE) < seq) {
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < seq) {
 		if (onecpu)
 			sched_yield();
 		else
@@ -325,16 +336,32 @@ static void pingpong(struct side *s, int client, enum test t, size_t len, unsign
 			pw_seq++;
 			if (client) {
 				OK(post_send(s, t, len, &ctx[1]));
-				pw_publish(client, pw_seq);
-				/* the server posts its reply only after it has
-				 * the request: both completions are on the way */
-				pw_wait(client, pw_seq, onecpu);
-				reap_until(s, 1, 1);
+				pw_publish(&pw->sent[1], pw_seq);
+				if (pw_mode == PW_SPLIT) {
+					/* the server has the request: the ACK
+					 * that completes our send is on the way,
+					 * the reply not yet */
+					pw_wait(client, &pw->got[0], pw_seq, onecpu);
+					reap_until(s, 0, 1);
+					pw_publish(&pw->got[1], pw_seq);
+					pw_wait(client, &pw->sent[0], pw_seq, onecpu);
+					reap_until(s, 1, 0);
+				} else {
+					/* the server posts its reply only after
+					 * it has the request: both completions
+					 * are on the way */
+					pw_wait(client, &pw->sent[0], pw_seq, onecpu);
+					reap_until(s, 1, 1);
+				}
 			} else {
-				pw_wait(client, pw_seq, onecpu);
+				pw_wait(client, &pw->sent[1], pw_seq, onecpu);
 				reap_until(s, 1, 0);
+				if (pw_mode == PW_SPLIT) {
+					pw_publish(&pw->got[0], pw_seq);
+					pw_wait(client, &pw->got[1], pw_seq, onecpu);
+				}
 				OK(post_send(s, t, len, &ctx[1]));
-				pw_publish(client, pw_seq);
+				pw_publish(&pw->sent[0], pw_seq);
 				reap_until(s, 0, 1);
 			}
 			continue;
@@ -385,7 +412,7 @@ static void pingpong(struct side *s, int client, enum test t, size_t len, unsign
 			/* the server publishes its timeouts before its last
 			 * reply (it is done waiting by then) */
 			if (pw)
-				printf(" peerwait=1 late=%llu srvlate=%llu",
+				printf(" peerwait=%d late=%llu srvlate=%llu", pw_mode,
 				       (unsigned long long)(pw->late[1] - late0),
 				       (unsigned long long)(pw->late[0] - srvlate0));
 			printf("\n");
@@ -495,14 +522,13 @@ int main(int argc, char **argv)
 		{ "window", required_argument, NULL, 'w' },
 		{ "callgrind", no_argument, NULL, 'C' },
 		{ "variant", required_argument, NULL, 'V' },
-		{ "peer-wait", no_argument, NULL, 'P' },
+		{ "peer-wait", optional_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum test t = T_TLAT;
 	size_t sizes[32], maxlen = 0;
 	int nsizes = 0, c, i, fds[2][2], client;
 	unsigned iters = 1000, window = 64;
-	int peer_wait = 0;
 	uint8_t name[256];
 	size_t namelen;
 	struct side s = { 0 };
@@ -532,9 +558,16 @@ int main(int argc, char **argv)
 		case 'w': window = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'C': cg = 1; break;
 		case 'V': variant = optarg; break;
-		case 'P': peer_wait = 1; break;
+		case 'P':
+			if (!optarg || !strcmp(optarg, "reply"))
+				pw_mode = PW_REPLY;
+			else if (!strcmp(optarg, "split"))
+				pw_mode = PW_SPLIT;
+			else
+				DIE("--peer-wait=%s: reply or split", optarg);
+			break;
 		default: DIE("usage: fd_rdm [-t tlat|lat|tbw|rate] [-s SIZES] [-n ITERS] [-w WINDOW] "
-			     "[--callgrind] [--variant NAME] [--peer-wait]");
+			     "[--callgrind] [--variant NAME] [--peer-wait[=split]]");
 		}
 	}
 	if (!nsizes) {
@@ -546,7 +579,7 @@ int main(int argc, char **argv)
 	}
 	if (window < 1 || window > MAXWIN)
 		DIE("window 1..%d", MAXWIN);
-	if (peer_wait && t != T_TLAT && t != T_LAT)
+	if (pw_mode && t != T_TLAT && t != T_LAT)
 		DIE("--peer-wait is for the ping-pongs (tlat, lat)");
 	for (i = 0; i < nsizes; i++)
 		if (sizes[i] > maxlen)
@@ -557,7 +590,7 @@ int main(int argc, char **argv)
 	/* fork before any verbs call */
 	if (pipe(fds[0]) || pipe(fds[1]))
 		DIE("pipe");
-	if (peer_wait) {
+	if (pw_mode) {
 		/* shared with the child across the fork; zero-filled */
 		void *p = mmap(NULL, sizeof(*pw), PROT_READ | PROT_WRITE,
 			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -586,7 +619,7 @@ int main(int argc, char **argv)
 	if (client)
 		printf("# fd_rdm variant=%s provider=%s test=%s iters=%u%s\n", variant,
 		       s.info->fabric_attr->prov_name, test_names[t], iters,
-		       peer_wait ? " peer-wait" : "");
+		       pw_mode == PW_SPLIT ? " peer-wait=split" : pw_mode ? " peer-wait" : "");
 	for (i = 0; i < nsizes; i++) {
 		uint8_t token = 0;
 
