@@ -5,7 +5,7 @@
  * this library (direct and OFF) and against Debian's libfabric 1.17.
  *
  *   fd_rdm [-t tlat|lat|tbw|rate] [-s SIZE[,SIZE..]] [-n ITERS] [-w WINDOW]
- *          [--callgrind] [--variant NAME]
+ *          [--callgrind] [--variant NAME] [--peer-wait[=split]]
  *
  * The process forks a server and a client before touching the device;
  * names travel over a pipe. Output: one line per size,
@@ -16,7 +16,25 @@
  * reads ("...:empty") and one of ITERS empty brackets ("...:nop"), and
  * prints the counts needed to turn the dumps into instructions per round
  * trip (bench/rdm-callgrind.sh does, as bench/report.py does for MSG:
- * empty reads and the brackets' own cost taken out). */
+ * empty reads and the brackets' own cost taken out).
+ *
+ * --peer-wait (tlat and lat): after the warm-up, each side waits for the
+ * peer's message outside the brackets, on a counter in memory the two
+ * processes share, instead of polling the CQ for it: the client's
+ * counted reads then find the completions already there, and its loop
+ * counts no empty reads to subtract at a calibrated cost. The device can
+ * still be later than the counter (the counter says "posted", not
+ * "arrived"), so the client still polls until the completions come and
+ * reports how many of those counted reads were empty (#CG ... empties=).
+ * A wait that sees no progress in PW_TIMEOUT_NS falls back to polling
+ * (a library that needs the waiting side's progress to deliver would
+ * otherwise hang), counted in late= / srvlate=.
+ * Two orders: --peer-wait waits for the reply, so the client's first read
+ * finds both its send and its receive completion (a library that returns
+ * one per call keeps the other for the next: the path of a reader that
+ * falls behind); --peer-wait=split has the server wait to post its reply
+ * until the client has reaped its send completion, so each counted read
+ * finds exactly one, as in the default mode's productive reads. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -65,6 +84,26 @@ static const char *test_names[] = { "tlat", "lat", "tbw", "rate" };
 
 static int cg;
 static const char *variant = BENCH_VARIANT;
+
+/* --peer-wait: each side's count of sends posted in waiting round trips
+ * (sent[0] the server's, sent[1] the client's) and of waits that timed
+ * out, in one anonymous shared page mapped before the fork (the two
+ * sides are parent and child: nothing to name, nothing left behind). */
+struct peer_wait {
+	uint64_t sent[2];
+	/* split: the server has reaped request n (got[0]); the client has
+	 * reaped its send completion n (got[1]) */
+	uint64_t got[2];
+	uint64_t late[2];
+};
+enum { PW_OFF, PW_REPLY, PW_SPLIT };
+static int pw_mode;
+static struct peer_wait *pw;
+/* a wait that long without the peer's counter moving is not coming: a
+ * round trip takes milliseconds under callgrind in the TCG VM */
+#define PW_TIMEOUT_NS 2000000000ull
+/* after that many timeouts a side stops waiting (it still publishes) */
+#define PW_MAX_LATE 3
 
 #define MAXWIN 256
 #define STASH (MAXWIN + 2)
@@ -225,9 +264,60 @@ static void reap_until(struct side *s, int recvs, int sends)
 	}
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* --peer-wait: this side has done step `seq` (posted its send, reaped) */
+static void pw_publish(uint64_t *word, uint64_t seq)
+{
+	/* release: the count goes out after what it announces */
+	__atomic_store_n(word, seq, __ATOMIC_RELEASE);
+}
+
+/* --peer-wait: wait, outside every callgrind bracket, until the peer's
+ * `word` reaches `seq`. Spins on the shared word (pause between reads;
+ * sched_yield when both sides share one CPU). Gives up after
+ * PW_TIMEOUT_NS, and for good after PW_MAX_LATE timeouts. */
+static void pw_wait(int client, const uint64_t *word, uint64_t seq, int onecpu)
+{
+	uint64_t spins = 0, t0 = 0;
+
+	if (__atomic_load_n(&pw->late[client], __ATOMIC_RELAXED) >= PW_MAX_LATE)
+		return;
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < seq) {
+		if (onecpu)
+			sched_yield();
+		else
+			cpu_relax();
+		if ((++spins & 1023) == 0) {
+			uint64_t now = bu_now_ns();
+
+			if (!t0)
+				t0 = now;
+			else if (now - t0 > PW_TIMEOUT_NS) {
+				__atomic_fetch_add(&pw->late[client], 1, __ATOMIC_RELAXED);
+				return;
+			}
+		}
+	}
+}
+
 static void pingpong(struct side *s, int client, enum test t, size_t len, unsigned iters,
 		     unsigned warmup)
 {
+	/* --peer-wait: the sends of waiting round trips, the same count on
+	 * both sides (they run the same sizes and iterations) */
+	static uint64_t pw_seq;
+	int onecpu = sysconf(_SC_NPROCESSORS_ONLN) < 2;
+	uint64_t late0 = pw ? pw->late[client] : 0, srvlate0 = pw ? pw->late[0] : 0;
 	struct fi_context ctx[2];
 	uint64_t t0 = 0;
 	unsigned i;
@@ -240,6 +330,42 @@ static void pingpong(struct side *s, int client, enum test t, size_t len, unsign
 			t0 = bu_now_ns();
 		}
 		OK(post_recv(s, t, len, &ctx[0]));
+		if (pw && i >= warmup) {
+			/* the warm-up polled: connections are made and the
+			 * credits flow before anybody waits on the counter */
+			pw_seq++;
+			if (client) {
+				OK(post_send(s, t, len, &ctx[1]));
+				pw_publish(&pw->sent[1], pw_seq);
+				if (pw_mode == PW_SPLIT) {
+					/* the server has the request: the ACK
+					 * that completes our send is on the way,
+					 * the reply not yet */
+					pw_wait(client, &pw->got[0], pw_seq, onecpu);
+					reap_until(s, 0, 1);
+					pw_publish(&pw->got[1], pw_seq);
+					pw_wait(client, &pw->sent[0], pw_seq, onecpu);
+					reap_until(s, 1, 0);
+				} else {
+					/* the server posts its reply only after
+					 * it has the request: both completions
+					 * are on the way */
+					pw_wait(client, &pw->sent[0], pw_seq, onecpu);
+					reap_until(s, 1, 1);
+				}
+			} else {
+				pw_wait(client, &pw->sent[1], pw_seq, onecpu);
+				reap_until(s, 1, 0);
+				if (pw_mode == PW_SPLIT) {
+					pw_publish(&pw->got[0], pw_seq);
+					pw_wait(client, &pw->got[1], pw_seq, onecpu);
+				}
+				OK(post_send(s, t, len, &ctx[1]));
+				pw_publish(&pw->sent[0], pw_seq);
+				reap_until(s, 0, 1);
+			}
+			continue;
+		}
 		if (client) {
 			OK(post_send(s, t, len, &ctx[1]));
 			reap_until(s, 1, 1);
@@ -279,10 +405,17 @@ static void pingpong(struct side *s, int client, enum test t, size_t len, unsign
 				 test_names[t], len);
 			CG_DUMP(tag);
 			printf("#CG variant=%s test=%s size=%zu iters=%u empties=%llu probes=%u "
-			       "calls=%llu nops=%u\n",
+			       "calls=%llu nops=%u",
 			       variant, test_names[t], len, iters,
 			       (unsigned long long)loop_empties, iters,
 			       (unsigned long long)loop_calls, iters);
+			/* the server publishes its timeouts before its last
+			 * reply (it is done waiting by then) */
+			if (pw)
+				printf(" peerwait=%d late=%llu srvlate=%llu", pw_mode,
+				       (unsigned long long)(pw->late[1] - late0),
+				       (unsigned long long)(pw->late[0] - srvlate0));
+			printf("\n");
 		}
 		fflush(stdout);
 	}
@@ -389,6 +522,7 @@ int main(int argc, char **argv)
 		{ "window", required_argument, NULL, 'w' },
 		{ "callgrind", no_argument, NULL, 'C' },
 		{ "variant", required_argument, NULL, 'V' },
+		{ "peer-wait", optional_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum test t = T_TLAT;
@@ -424,7 +558,16 @@ int main(int argc, char **argv)
 		case 'w': window = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'C': cg = 1; break;
 		case 'V': variant = optarg; break;
-		default: DIE("usage: fd_rdm [-t tlat|lat|tbw|rate] [-s SIZES] [-n ITERS] [-w WINDOW] [--callgrind]");
+		case 'P':
+			if (!optarg || !strcmp(optarg, "reply"))
+				pw_mode = PW_REPLY;
+			else if (!strcmp(optarg, "split"))
+				pw_mode = PW_SPLIT;
+			else
+				DIE("--peer-wait=%s: reply or split", optarg);
+			break;
+		default: DIE("usage: fd_rdm [-t tlat|lat|tbw|rate] [-s SIZES] [-n ITERS] [-w WINDOW] "
+			     "[--callgrind] [--variant NAME] [--peer-wait[=split]]");
 		}
 	}
 	if (!nsizes) {
@@ -436,6 +579,8 @@ int main(int argc, char **argv)
 	}
 	if (window < 1 || window > MAXWIN)
 		DIE("window 1..%d", MAXWIN);
+	if (pw_mode && t != T_TLAT && t != T_LAT)
+		DIE("--peer-wait is for the ping-pongs (tlat, lat)");
 	for (i = 0; i < nsizes; i++)
 		if (sizes[i] > maxlen)
 			maxlen = sizes[i];
@@ -445,6 +590,15 @@ int main(int argc, char **argv)
 	/* fork before any verbs call */
 	if (pipe(fds[0]) || pipe(fds[1]))
 		DIE("pipe");
+	if (pw_mode) {
+		/* shared with the child across the fork; zero-filled */
+		void *p = mmap(NULL, sizeof(*pw), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			DIE("mmap of the peer-wait counters: %s", strerror(errno));
+		pw = p;
+	}
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
@@ -463,8 +617,9 @@ int main(int argc, char **argv)
 	if (fi_av_insert(s.av, name, 1, &s.peer, 0, NULL) != 1)
 		DIE("fi_av_insert");
 	if (client)
-		printf("# fd_rdm variant=%s provider=%s test=%s iters=%u\n", variant,
-		       s.info->fabric_attr->prov_name, test_names[t], iters);
+		printf("# fd_rdm variant=%s provider=%s test=%s iters=%u%s\n", variant,
+		       s.info->fabric_attr->prov_name, test_names[t], iters,
+		       pw_mode == PW_SPLIT ? " peer-wait=split" : pw_mode ? " peer-wait" : "");
 	for (i = 0; i < nsizes; i++) {
 		uint8_t token = 0;
 

@@ -13,6 +13,23 @@
 # (calls: the bracketed calls that posted or returned a completion). The
 # fd_pingpong rows come from report.py's own computation (client side).
 #
+# Two more runs of each fd_rdm row with --peer-wait (RDM_CG_PEERWAIT=0 to
+# skip): each side waits for the other's message on a shared counter,
+# outside the brackets, so the counted CQ reads find their completions
+# and the loop holds (almost) no empty reads to subtract. --peer-wait
+# (OUTDIR/cg-<row>-pw) waits for the reply, so the first read finds the
+# send and the receive completion together; --peer-wait=split
+# (OUTDIR/cg-<row>-pws) reaps the send completion before the server
+# posts its reply, one completion per read as in the default run's
+# productive reads. Each:
+#   peer-wait raw = (loop - (calls + empties) * bracket) / iterations
+#                   (the empty reads' library code in)
+#   peer-wait     = the default formula on this run: raw less the few
+#                   empties at their calibrated cost (empty_read)
+# with its empty reads per round trip beside it (0 when the counter was
+# never ahead of the device) and its timed-out waits (late: polled
+# instead; 0 expected).
+#
 # Run inside tests/rxe/run:
 #   tests/rxe/run -- bench/rdm-callgrind.sh OUTDIR BINARY...
 # Upstream runs with FI_UNIVERSE_SIZE=16: its rxm sizes its verbs CQs
@@ -35,6 +52,7 @@ iters=${RDM_CG_ITERS:-1000}
 # in, the figure a program that cannot be bracketed (ucx_perftest) gets
 # from two run lengths; 0 to skip.
 iters2=${RDM_CG_ITERS2:-$((iters / 2))}
+peerwait=${RDM_CG_PEERWAIT:-1}
 size=${RDM_CG_SIZE:-64}
 command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 1; }
 ncpu=$(nproc)
@@ -70,6 +88,19 @@ for b in "$@"; do
         "$b" --callgrind --variant "$name" -t tlat -s "$size" -n "$iters2" \
         >"$d2/run.log" 2>"$d2/run.err" || echo "$name (n2): exit $? (see $d2/run.err)"
     fi
+    if [ "$peerwait" != 0 ]; then
+      for pwm in reply split; do
+        d3=$out/cg-$name-pw
+        [ $pwm = split ] && d3=$out/cg-$name-pws
+        rm -rf "$d3"; mkdir -p "$d3"
+        echo "== $name --peer-wait=$pwm"
+        env -u FI_PROVIDER FI_UNIVERSE_SIZE=16 timeout 1200 \
+          valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$d3/cg.%p" -q \
+          "$b" --callgrind --variant "$name" -t tlat -s "$size" -n "$iters" --peer-wait=$pwm \
+          >"$d3/run.log" 2>"$d3/run.err" || echo "$name (peer-wait=$pwm): exit $? (see $d3/run.err)"
+        cat "$d3/run.log"
+      done
+    fi
     ;;
   fd_pingpong*)
     # report.py's layout: OUT/callgrind/VARIANT/{cg.*,run.log}
@@ -90,6 +121,24 @@ sys.path.insert(0, here)
 rows = []
 msg = {}
 loopdiff = {}
+peerwait = {}
+split = {}
+
+def peer_wait_row(d):
+    """(per round trip, raw, empties per round trip, timed-out waits) of
+    a --peer-wait run, or None"""
+    tot3, cnt3 = load(d)
+    if not cnt3 or cnt3.get("peerwait", "0") == "0" or \
+            not all(k in tot3 for k in ("loop", "empty", "nop")):
+        return None
+    n3 = int(cnt3["iters"])
+    nop3 = tot3["nop"] / int(cnt3["nops"])
+    empty3 = tot3["empty"] / int(cnt3["probes"])
+    # every bracket out (the empty reads' too), the empties' reads in
+    raw3 = (tot3["loop"] - (int(cnt3["calls"]) + int(cnt3["empties"])) * nop3) / n3
+    return (raw3 - int(cnt3["empties"]) * (empty3 - nop3) / n3, raw3,
+            int(cnt3["empties"]) / n3,
+            int(cnt3.get("late", 0)) + int(cnt3.get("srvlate", 0)))
 
 def load(d):
     tot = {}
@@ -131,13 +180,25 @@ for name in names:
     tot2, cnt2 = load(os.path.join(out, "cg-" + name + "-n2"))
     if cnt2 and "loop" in tot2 and int(cnt2["iters"]) != n:
         loopdiff[name] = (tot["loop"] - tot2["loop"]) / (n - int(cnt2["iters"]))
+    # --peer-wait: the same computation on its own calibration, and the
+    # loop with only the brackets out (whatever empties it had, in)
+    r = peer_wait_row(os.path.join(out, "cg-" + name + "-pw"))
+    if r:
+        peerwait[name] = r
+    r = peer_wait_row(os.path.join(out, "cg-" + name + "-pws"))
+    if r:
+        split[name] = r
 base = {k: v for k, v, *_ in rows}
-print("%-14s %10s %11s %11s %8s %9s %9s %10s" % ("variant", "instr/RT", "empty read",
-                                          "empties/RT", "bracket", "vs upstr", "vs MSG",
-                                          "loop diff"))
+print("%-14s %10s %11s %11s %8s %9s %9s %10s %10s %8s %8s %5s %9s %9s %5s" % (
+    "variant", "instr/RT", "empty read", "empties/RT", "bracket", "vs upstr", "vs MSG",
+    "loop diff", "peer-wait", "pw raw", "pw emp/RT", "late", "pw split", "emp/RT", "late"))
 with open(os.path.join(out, "rdm-callgrind.csv"), "w") as csv:
     csv.write("variant,instructions_per_round_trip,empty_read,empties_per_round_trip,"
-              "bracket,ratio_upstream,ratio_msg_direct,loop_diff_per_round_trip\n")
+              "bracket,ratio_upstream,ratio_msg_direct,loop_diff_per_round_trip,"
+              "peerwait_per_round_trip,peerwait_raw_per_round_trip,"
+              "peerwait_empties_per_round_trip,peerwait_late,"
+              "peerwait_split_per_round_trip,peerwait_split_raw_per_round_trip,"
+              "peerwait_split_empties_per_round_trip,peerwait_split_late\n")
     for n, rt, e, epr, nop in rows:
         if rt is None:
             print("%-14s %10s" % (n, "no data")); continue
@@ -146,10 +207,17 @@ with open(os.path.join(out, "rdm-callgrind.csv"), "w") as csv:
         ru = rt / up if up and n.startswith("rdm-") else None
         rm = rt / ms if ms else None
         ld = loopdiff.get(n)
-        print("%-14s %10.0f %11.0f %11.1f %8.1f %9s %9s %10s" % (
+        pw = peerwait.get(n)
+        ps = split.get(n)
+        print("%-14s %10.0f %11.0f %11.1f %8.1f %9s %9s %10s %10s %8s %8s %5s %9s %9s %5s" % (
             n, rt, e, epr, nop, "%.2fx" % ru if ru else "-", "%.2fx" % rm if rm else "-",
-            "%.0f" % ld if ld is not None else "-"))
-        csv.write("%s,%.1f,%.1f,%.2f,%.1f,%s,%s,%s\n" % (n, rt, e, epr, nop,
+            "%.0f" % ld if ld is not None else "-",
+            *(("%.0f" % pw[0], "%.0f" % pw[1], "%.3f" % pw[2], "%d" % pw[3]) if pw else
+              ("-",) * 4),
+            *(("%.0f" % ps[0], "%.3f" % ps[2], "%d" % ps[3]) if ps else ("-",) * 3)))
+        csv.write("%s,%.1f,%.1f,%.2f,%.1f,%s,%s,%s,%s,%s\n" % (n, rt, e, epr, nop,
                   "%.3f" % ru if ru else "", "%.3f" % rm if rm else "",
-                  "%.1f" % ld if ld is not None else ""))
+                  "%.1f" % ld if ld is not None else "",
+                  "%.1f,%.1f,%.4f,%d" % pw if pw else ",,,",
+                  "%.1f,%.1f,%.4f,%d" % ps if ps else ",,,"))
 PY

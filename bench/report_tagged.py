@@ -6,7 +6,12 @@ Inputs (all optional; a missing part shows "-"):
   OUT/rdm/rdm-callgrind.csv  fd_rdm rows: instructions per round trip with
                              the empty CQ reads taken out, and the loop
                              total difference of two run lengths
-                             (loop_diff_per_round_trip, empty reads in)
+                             (loop_diff_per_round_trip, empty reads in),
+                             and the --peer-wait runs' figures
+                             (peerwait_per_round_trip: the CQ reads
+                             counted only once the reply was posted;
+                             peerwait_split_...: one completion per read;
+                             their empties and timed-out waits beside)
   OUT/ucx/cg.<test>.n<N>     ucx_perftest's client under callgrind, whole,
                              at two run lengths (cg-lengths.txt): the
                              difference per iteration
@@ -189,18 +194,31 @@ def lines(t):
                 "be bracketed), so that column compares like with like; how much of it is",
                 "empty polling shows in 'polls/RT' (fd_rdm: CQ reads per round trip, 2 of",
                 "them productive; UCX: calls of its worker progress per round trip).",
-                "%-44s %14s %15s %9s %12s" % ("variant", "no empty polls", "loop total diff",
-                                              "polls/RT", "vs UCX tag")]
+                "'peer-wait': fd_rdm --peer-wait, each side waiting for the other's message",
+                "on a shared counter outside the brackets, so that its CQ reads find the",
+                "completions: both at once ('both'), or one per read ('split', the send's",
+                "reaped before the reply is posted); empty reads left per round trip and",
+                "timed-out waits (polled instead) in 'pw empty/RT' and 'late' (both runs).",
+                "%-44s %14s %15s %9s %12s %9s %9s %11s %4s" % (
+                    "variant", "no empty polls", "loop total diff", "polls/RT", "vs UCX tag",
+                    "pw both", "pw split", "pw empty/RT", "late")]
         for key, label in RDM_ROWS:
             r = t["rdm"].get(key)
             if not r:
                 continue
             ld = r.get("loop_diff_per_round_trip")
             ep = r.get("empties_per_round_trip")
-            out.append("%-44s %14s %15s %9s %12s" % (
+            pe = [r.get(k) for k in ("peerwait_empties_per_round_trip",
+                                     "peerwait_split_empties_per_round_trip")]
+            pl = [r.get(k) for k in ("peerwait_late", "peerwait_split_late")]
+            out.append("%-44s %14s %15s %9s %12s %9s %9s %11s %4s" % (
                 label, _f(r.get("instructions_per_round_trip")), _f(ld),
                 _f(ep + 2, 1) if ep is not None else "-",
-                "%.2fx" % (ld / ucx_tag) if ld and ucx_tag else "-"))
+                "%.2fx" % (ld / ucx_tag) if ld and ucx_tag else "-",
+                _f(r.get("peerwait_per_round_trip")),
+                _f(r.get("peerwait_split_per_round_trip")),
+                "/".join(_f(x, 3) for x in pe) if any(x is not None for x in pe) else "-",
+                "/".join(_f(x) for x in pl) if any(x is not None for x in pl) else "-"))
         for key, label in UCX_TESTS:
             r = t["ucx"].get(key)
             if r:
@@ -245,6 +263,7 @@ def target_lines(t, ins):
     m = rdm.get("msg-direct", {})
     dn, dl = d.get("instructions_per_round_trip"), d.get("loop_diff_per_round_trip")
     on = o.get("instructions_per_round_trip")
+    dp, op = d.get("peerwait_split_per_round_trip"), o.get("peerwait_split_per_round_trip")
     mn = m.get("instructions_per_round_trip")
     if dn is not None and ucx_tag:
         up = t["ucx"]["tag_lat"].get("progress_calls_per_iter")
@@ -261,6 +280,16 @@ def target_lines(t, ins):
     else:
         out.append("- tagged 64 B round trip <= UCX tag_lat: not measured (%s)" % (
             "no UCX figure" if dn is not None else "no fd_rdm figure"))
+    if dp is not None:
+        out.append("- without empty polls, --peer-wait=split (one completion per counted "
+                   "read; %s empty reads per round trip left): direct %.0f against %d "
+                   "(%s)%s" % (
+                       _f(d.get("peerwait_split_empties_per_round_trip"), 3), dp, ISSUE_UCX_TAG,
+                       "met" if dp <= ISSUE_UCX_TAG else "missed",
+                       ("; OFF %.0f = %.2fx direct" % (op, op / dp) if op is not None and dp
+                        else "") + ("; both completions at one read (--peer-wait): direct %s, "
+                                    "OFF %s" % (_f(d.get("peerwait_per_round_trip")),
+                                                _f(o.get("peerwait_per_round_trip"))))))
     if dn is not None and mn:
         out.append("- stretch, <= 1.5x the MSG send round trip (%.0f): %.0f = %.2fx (%s)" % (
             mn, dn, dn / mn, "met" if dn <= 1.5 * mn else "missed"))
@@ -306,7 +335,15 @@ def rows(t):
             res.append({"source": key, "label": label,
                         "instr_no_empty_polls": r.get("instructions_per_round_trip"),
                         "instr_loop_total_diff": r.get("loop_diff_per_round_trip"),
-                        "polls_per_round_trip": None if ep is None else ep + 2})
+                        "polls_per_round_trip": None if ep is None else ep + 2,
+                        "instr_peer_wait_both": r.get("peerwait_per_round_trip"),
+                        "peer_wait_both_empties_per_round_trip":
+                            r.get("peerwait_empties_per_round_trip"),
+                        "peer_wait_both_late": r.get("peerwait_late"),
+                        "instr_peer_wait_split": r.get("peerwait_split_per_round_trip"),
+                        "peer_wait_split_empties_per_round_trip":
+                            r.get("peerwait_split_empties_per_round_trip"),
+                        "peer_wait_split_late": r.get("peerwait_split_late")})
     for key, label in UCX_TESTS:
         r = t["ucx"].get(key)
         if r:
@@ -332,7 +369,10 @@ def write_csv(summary, t):
     if not rs:
         return
     keys = ["source", "label", "instr_no_empty_polls", "instr_loop_total_diff",
-            "polls_per_round_trip", "wall_avg_us", "wall_median_us"]
+            "polls_per_round_trip", "instr_peer_wait_both",
+            "peer_wait_both_empties_per_round_trip", "peer_wait_both_late",
+            "instr_peer_wait_split", "peer_wait_split_empties_per_round_trip",
+            "peer_wait_split_late", "wall_avg_us", "wall_median_us"]
     with open(os.path.join(summary, "tagged.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
