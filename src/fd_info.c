@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fd_attr.h"
 #include "fd_core.h"
 #include "fd_util.h"
 
@@ -378,6 +379,45 @@ struct fi_info *fi_dupinfo(const struct fi_info *info)
 }
 
 /* ---- a layer's entries over a core provider's (fd_util.h) ---- */
+
+int fd_info_copy_addr(void **dst, size_t *dstlen, const void *src, size_t len)
+{
+	int fail = 0;
+
+	free(*dst);
+	*dst = fd_dupmem(src, len, &fail);
+	*dstlen = *dst ? len : 0;
+	return fail ? -FI_ENOMEM : 0;
+}
+
+struct fi_info *fd_layer_core_hints(const struct fi_info *hints,
+				    const struct fd_attrs *want)
+{
+	struct fi_info *core = fi_allocinfo();
+
+	if (!core)
+		return NULL;
+	if (fd_attrs_apply(core, want))
+		goto nomem;
+	if (!hints)
+		return core;
+	core->addr_format = hints->addr_format;
+	if (fd_info_copy_addr(&core->src_addr, &core->src_addrlen, hints->src_addr,
+			      hints->src_addrlen) ||
+	    fd_info_copy_addr(&core->dest_addr, &core->dest_addrlen, hints->dest_addr,
+			      hints->dest_addrlen))
+		goto nomem;
+	if (hints->domain_attr && hints->domain_attr->name &&
+	    !(core->domain_attr->name = strdup(hints->domain_attr->name)))
+		goto nomem;
+	if (hints->fabric_attr && hints->fabric_attr->name &&
+	    !(core->fabric_attr->name = strdup(hints->fabric_attr->name)))
+		goto nomem;
+	return core;
+nomem:
+	fi_freeinfo(core);
+	return NULL;
+}
 
 int fd_info_hand_out(struct fi_info *head, int ret, struct fi_info **info)
 {

@@ -4,7 +4,9 @@
  *
  *   container_of, monotonic clock, big-endian fields of wire formats,
  *   errno -> fi_errno, the FI_GETWAIT / FI_GETWAITOBJ control body,
- *   the wrap-and-narrow getinfo loop of a layer over a core provider.
+ *   the wrap-and-narrow getinfo loop of a layer over a core provider and
+ *   the hints it asks that provider with (the attribute tables those use
+ *   are fd_attr.h).
  *
  * Kept to what more than one layer needs; a layer's own helpers stay in
  * the layer. */
@@ -165,6 +167,19 @@ struct fd_layer_wrap_ops {
 	 * 0 keep, 1 drop, negative fail. NULL: nothing to do. */
 	int (*finish)(struct fi_info *fi, const struct fi_info *hints, void *arg);
 };
+
+/* *dst (freed first) becomes a copy of src's len bytes, or NULL and 0 when
+ * there are none; -FI_ENOMEM, with *dst NULL, when memory runs out. */
+int fd_info_copy_addr(void **dst, size_t *dstlen, const void *src, size_t len);
+
+struct fd_attrs;
+
+/* The hints a layer asks the provider below with: what the layer needs of
+ * it (want: caps, mode, endpoint type, mr_mode...) plus the places the
+ * application's hints name (address format, addresses, domain and fabric
+ * names). NULL when memory runs out. */
+struct fi_info *fd_layer_core_hints(const struct fi_info *hints,
+				    const struct fd_attrs *want);
 
 /* The end of every getinfo: ret < 0 frees head and returns ret; no entry
  * is -FI_ENODATA; else *info = head, 0. */
