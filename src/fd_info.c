@@ -390,6 +390,22 @@ int fd_info_copy_addr(void **dst, size_t *dstlen, const void *src, size_t len)
 	return fail ? -FI_ENOMEM : 0;
 }
 
+void *fd_calloc_info(size_t size, size_t info_off, const struct fi_info *info)
+{
+	char *obj = calloc(1, size);
+	struct fi_info *copy;
+
+	if (!obj)
+		return NULL;
+	copy = fi_dupinfo(info);
+	if (!copy) {
+		free(obj);
+		return NULL;
+	}
+	memcpy(obj + info_off, &copy, sizeof(copy));
+	return obj;
+}
+
 struct fi_info *fd_layer_core_hints(const struct fi_info *hints,
 				    const struct fd_attrs *want)
 {

@@ -587,15 +587,8 @@ static int fdv_dgram_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdv_dgram_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdv_dgram_close,
-	.bind = fdv_dgram_bind,
-	.control = fdv_dgram_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdv_dgram_fid_ops =
+	FD_FI_OPS(fdv_dgram_close, fdv_dgram_bind, fdv_dgram_control, fd_no_fid_tostr);
 
 static struct fi_ops_ep fdv_dgram_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
@@ -659,14 +652,9 @@ int fdv_dgram_open(struct fid_domain *domain, struct fi_info *info,
 	mtu = fdv_mtu_of(dev->port_attr.active_mtu);
 	if (!mtu)
 		return -FI_ENODEV;
-	e = calloc(1, sizeof(*e));
+	e = fd_calloc_info(sizeof(*e), offsetof(struct fdv_dgram_full, info), info);
 	if (!e)
 		return -FI_ENOMEM;
-	e->info = fi_dupinfo(info);
-	if (!e->info) {
-		free(e);
-		return -FI_ENOMEM;
-	}
 	e->info->handle = NULL;
 	e->domain = dom;
 	fdv_lock_init(&e->d.ep.lock);

@@ -2,7 +2,7 @@
  * and RDM each used to carry a copy of. Not installed (nothing inline in
  * an application includes it), so anything here may change freely.
  *
- *   container_of, monotonic clock, big-endian fields of wire formats,
+ *   container_of, an object's fi_ops table, monotonic clock, big-endian fields of wire formats,
  *   errno -> fi_errno, the FI_GETWAIT / FI_GETWAITOBJ control body,
  *   the wrap-and-narrow getinfo loop of a layer over a core provider and
  *   the hints it asks that provider with (the attribute tables those use
@@ -23,12 +23,29 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include "fd_enosys.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define fd_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* The struct fi_ops of an object: its close, bind and control (the
+ * fd_no_fid_* refusals where it has none) and its tostr: NULL makes
+ * fi_tostr print the object's address, fd_no_fid_tostr prints nothing.
+ * No object opens or sets extra ops (fi_open_ops, fi_set_ops answer
+ * -FI_ENOSYS). */
+#define FD_FI_OPS(close_fn, bind_fn, control_fn, tostr_fn) {		\
+	.size = sizeof(struct fi_ops),					\
+	.close = (close_fn),						\
+	.bind = (bind_fn),						\
+	.control = (control_fn),					\
+	.ops_open = fd_no_fid_ops_open,					\
+	.tostr = (tostr_fn),						\
+	.ops_set = fd_no_fid_ops_set,					\
+}
 
 /* The fid at the head of every object: class, the application's context,
  * the fi_ops (close, bind, control...). */
@@ -171,6 +188,11 @@ struct fd_layer_wrap_ops {
 /* *dst (freed first) becomes a copy of src's len bytes, or NULL and 0 when
  * there are none; -FI_ENOMEM, with *dst NULL, when memory runs out. */
 int fd_info_copy_addr(void **dst, size_t *dstlen, const void *src, size_t len);
+
+/* calloc(1, size) whose struct fi_info * at info_off is a copy of info:
+ * how every object that keeps its fi_info begins. NULL when memory runs
+ * out. */
+void *fd_calloc_info(size_t size, size_t info_off, const struct fi_info *info);
 
 struct fd_attrs;
 
