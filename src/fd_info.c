@@ -406,6 +406,34 @@ void *fd_calloc_info(size_t size, size_t info_off, const struct fi_info *info)
 	return obj;
 }
 
+/* The replaced strings are freed; a name src lacks leaves dst's. */
+static int fd_info_dup_name(char **dst, const char *src)
+{
+	if (!src)
+		return 0;
+	free(*dst);
+	*dst = strdup(src);
+	return *dst ? 0 : -FI_ENOMEM;
+}
+
+int fd_info_copy_place(struct fi_info *dst, const struct fi_info *src,
+		       bool fabric_name)
+{
+	dst->addr_format = src->addr_format;
+	if (fd_info_copy_addr(&dst->src_addr, &dst->src_addrlen, src->src_addr,
+			      src->src_addrlen) ||
+	    fd_info_copy_addr(&dst->dest_addr, &dst->dest_addrlen, src->dest_addr,
+			      src->dest_addrlen))
+		return -FI_ENOMEM;
+	if (src->domain_attr &&
+	    fd_info_dup_name(&dst->domain_attr->name, src->domain_attr->name))
+		return -FI_ENOMEM;
+	if (fabric_name && src->fabric_attr &&
+	    fd_info_dup_name(&dst->fabric_attr->name, src->fabric_attr->name))
+		return -FI_ENOMEM;
+	return 0;
+}
+
 struct fi_info *fd_layer_core_hints(const struct fi_info *hints,
 				    const struct fd_attrs *want)
 {
@@ -413,26 +441,12 @@ struct fi_info *fd_layer_core_hints(const struct fi_info *hints,
 
 	if (!core)
 		return NULL;
-	if (fd_attrs_apply(core, want))
-		goto nomem;
-	if (!hints)
-		return core;
-	core->addr_format = hints->addr_format;
-	if (fd_info_copy_addr(&core->src_addr, &core->src_addrlen, hints->src_addr,
-			      hints->src_addrlen) ||
-	    fd_info_copy_addr(&core->dest_addr, &core->dest_addrlen, hints->dest_addr,
-			      hints->dest_addrlen))
-		goto nomem;
-	if (hints->domain_attr && hints->domain_attr->name &&
-	    !(core->domain_attr->name = strdup(hints->domain_attr->name)))
-		goto nomem;
-	if (hints->fabric_attr && hints->fabric_attr->name &&
-	    !(core->fabric_attr->name = strdup(hints->fabric_attr->name)))
-		goto nomem;
+	if (fd_attrs_apply(core, want) ||
+	    (hints && fd_info_copy_place(core, hints, true))) {
+		fi_freeinfo(core);
+		return NULL;
+	}
 	return core;
-nomem:
-	fi_freeinfo(core);
-	return NULL;
 }
 
 int fd_info_hand_out(struct fi_info *head, int ret, struct fi_info **info)

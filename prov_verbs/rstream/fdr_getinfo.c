@@ -266,18 +266,9 @@ struct fi_info *fdr_stream_info(const struct fi_info *tmpl,
 		return NULL;
 	fi->next = NULL;
 	fi->handle = NULL;
-	fi->addr_format = core->addr_format;
-	if (fd_info_copy_addr(&fi->src_addr, &fi->src_addrlen, core->src_addr,
-			      core->src_addrlen) ||
-	    fd_info_copy_addr(&fi->dest_addr, &fi->dest_addrlen, core->dest_addr,
-			      core->dest_addrlen))
+	/* the connection's addresses and device, the listener's rest */
+	if (fd_info_copy_place(fi, core, false))
 		goto nomem;
-	if (core->domain_attr && core->domain_attr->name) {
-		free(fi->domain_attr->name);
-		fi->domain_attr->name = strdup(core->domain_attr->name);
-		if (!fi->domain_attr->name)
-			goto nomem;
-	}
 	return fi;
 nomem:
 	fi_freeinfo(fi);

@@ -14,6 +14,7 @@
 #define FD_UTIL_H
 
 #include <endian.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -193,6 +194,13 @@ int fd_info_copy_addr(void **dst, size_t *dstlen, const void *src, size_t len);
  * how every object that keeps its fi_info begins. NULL when memory runs
  * out. */
 void *fd_calloc_info(size_t size, size_t info_off, const struct fi_info *info);
+
+/* Where src points, written over dst: addr_format, the source and
+ * destination addresses, the domain name and, with fabric_name, the
+ * fabric name (a name src lacks leaves dst's). -FI_ENOMEM when memory
+ * runs out (dst partly written, still whole to free). */
+int fd_info_copy_place(struct fi_info *dst, const struct fi_info *src,
+		       bool fabric_name);
 
 struct fd_attrs;
 
