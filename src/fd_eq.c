@@ -463,15 +463,8 @@ static int fd_eq_control(struct fid *fid, int command, void *arg)
 				   eq->wait_obj == FI_WAIT_NONE ? FI_WAIT_NONE : FI_WAIT_FD);
 }
 
-static struct fi_ops fd_eq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fd_eq_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_eq_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fd_eq_fi_ops =
+	FD_FI_OPS(fd_eq_close, fd_no_fid_bind, fd_eq_control, fd_no_fid_tostr);
 
 int fd_eq_init(struct fd_eq *eq, const struct fi_eq_attr *attr, uint32_t version,
 	       const struct fd_eq_class *cls, void *context)

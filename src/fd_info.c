@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fd_attr.h"
 #include "fd_core.h"
 #include "fd_util.h"
 
@@ -378,6 +379,75 @@ struct fi_info *fi_dupinfo(const struct fi_info *info)
 }
 
 /* ---- a layer's entries over a core provider's (fd_util.h) ---- */
+
+int fd_info_copy_addr(void **dst, size_t *dstlen, const void *src, size_t len)
+{
+	int fail = 0;
+
+	free(*dst);
+	*dst = fd_dupmem(src, len, &fail);
+	*dstlen = *dst ? len : 0;
+	return fail ? -FI_ENOMEM : 0;
+}
+
+void *fd_calloc_info(size_t size, size_t info_off, const struct fi_info *info)
+{
+	char *obj = calloc(1, size);
+	struct fi_info *copy;
+
+	if (!obj)
+		return NULL;
+	copy = fi_dupinfo(info);
+	if (!copy) {
+		free(obj);
+		return NULL;
+	}
+	memcpy(obj + info_off, &copy, sizeof(copy));
+	return obj;
+}
+
+/* The replaced strings are freed; a name src lacks leaves dst's. */
+static int fd_info_dup_name(char **dst, const char *src)
+{
+	if (!src)
+		return 0;
+	free(*dst);
+	*dst = strdup(src);
+	return *dst ? 0 : -FI_ENOMEM;
+}
+
+int fd_info_copy_place(struct fi_info *dst, const struct fi_info *src,
+		       bool fabric_name)
+{
+	dst->addr_format = src->addr_format;
+	if (fd_info_copy_addr(&dst->src_addr, &dst->src_addrlen, src->src_addr,
+			      src->src_addrlen) ||
+	    fd_info_copy_addr(&dst->dest_addr, &dst->dest_addrlen, src->dest_addr,
+			      src->dest_addrlen))
+		return -FI_ENOMEM;
+	if (src->domain_attr &&
+	    fd_info_dup_name(&dst->domain_attr->name, src->domain_attr->name))
+		return -FI_ENOMEM;
+	if (fabric_name && src->fabric_attr &&
+	    fd_info_dup_name(&dst->fabric_attr->name, src->fabric_attr->name))
+		return -FI_ENOMEM;
+	return 0;
+}
+
+struct fi_info *fd_layer_core_hints(const struct fi_info *hints,
+				    const struct fd_attrs *want)
+{
+	struct fi_info *core = fi_allocinfo();
+
+	if (!core)
+		return NULL;
+	if (fd_attrs_apply(core, want) ||
+	    (hints && fd_info_copy_place(core, hints, true))) {
+		fi_freeinfo(core);
+		return NULL;
+	}
+	return core;
+}
 
 int fd_info_hand_out(struct fi_info *head, int ret, struct fi_info **info)
 {

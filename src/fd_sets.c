@@ -370,15 +370,8 @@ static int fd_wait_fid_control(struct fid *fid, int command, void *arg)
 	return fd_wait_control(command, arg, s->epfd, FI_WAIT_FD);
 }
 
-static struct fi_ops fd_wait_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fd_wait_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_wait_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fd_wait_fi_ops =
+	FD_FI_OPS(fd_wait_close, fd_no_fid_bind, fd_wait_fid_control, fd_no_fid_tostr);
 
 static struct fi_ops_wait fd_wait_ops = {
 	.size = sizeof(struct fi_ops_wait),
@@ -567,15 +560,8 @@ static int fd_poll_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fd_poll_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fd_poll_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fd_poll_fi_ops =
+	FD_FI_OPS(fd_poll_close, fd_no_fid_bind, fd_no_fid_control, fd_no_fid_tostr);
 
 static struct fi_ops_poll fd_poll_ops = {
 	.size = sizeof(struct fi_ops_poll),

@@ -433,15 +433,8 @@ static int fdm_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return 0;
 }
 
-static struct fi_ops fdm_av_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdm_av_close,
-	.bind = fdm_av_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdm_av_fi_ops =
+	FD_FI_OPS(fdm_av_close, fdm_av_bind, fd_no_fid_control, fd_no_fid_tostr);
 
 static struct fi_ops_av fdm_av_ops = {
 	.size = sizeof(struct fi_ops_av),

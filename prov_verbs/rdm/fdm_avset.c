@@ -171,15 +171,8 @@ static int fdm_av_set_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdm_av_set_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdm_av_set_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdm_av_set_fi_ops =
+	FD_FI_OPS(fdm_av_set_close, fd_no_fid_bind, fd_no_fid_control, fd_no_fid_tostr);
 
 static struct fi_ops_av_set fdm_av_set_ops = {
 	.size = sizeof(struct fi_ops_av_set),

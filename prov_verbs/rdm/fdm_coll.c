@@ -903,15 +903,8 @@ static int fdm_coll_mc_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdm_coll_mc_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdm_coll_mc_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdm_coll_mc_fi_ops =
+	FD_FI_OPS(fdm_coll_mc_close, fd_no_fid_bind, fd_no_fid_control, fd_no_fid_tostr);
 
 /* fi_join_collective: addr is a struct fi_collective_addr naming an AV set
  * of this endpoint's AV (coll_addr its fi_av_set_addr, or

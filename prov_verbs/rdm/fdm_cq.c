@@ -431,15 +431,8 @@ static int fdm_cq_control(struct fid *fid, int command, void *arg)
 				   cq->epfd < 0 ? FI_WAIT_NONE : FI_WAIT_FD);
 }
 
-static struct fi_ops fdm_cq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdm_cq_close,
-	.bind = fd_no_fid_bind,
-	.control = fdm_cq_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdm_cq_fi_ops =
+	FD_FI_OPS(fdm_cq_close, fd_no_fid_bind, fdm_cq_control, fd_no_fid_tostr);
 
 static struct fi_ops_cq fdm_cq_ops = {
 	.size = sizeof(struct fi_ops_cq),

@@ -32,15 +32,8 @@ static int fdm_fabric_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdm_fabric_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdm_fabric_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdm_fabric_fi_ops =
+	FD_FI_OPS(fdm_fabric_close, fd_no_fid_bind, fd_no_fid_control, fd_no_fid_tostr);
 
 static struct fi_ops_fabric fdm_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
@@ -264,15 +257,8 @@ static int fdm_domain_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *
 	return ret;
 }
 
-static struct fi_ops fdm_domain_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdm_domain_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdm_domain_fi_ops =
+	FD_FI_OPS(fdm_domain_close, fd_no_fid_bind, fd_no_fid_control, fd_no_fid_tostr);
 
 static struct fi_ops_domain fdm_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),

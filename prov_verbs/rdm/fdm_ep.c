@@ -744,15 +744,8 @@ static ssize_t fdm_ep_rx_size_left(struct fid_ep *ep_fid)
 }
 
 
-static struct fi_ops fdm_ep_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdm_ep_close,
-	.bind = fdm_ep_bind,
-	.control = fdm_ep_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdm_ep_fi_ops =
+	FD_FI_OPS(fdm_ep_close, fdm_ep_bind, fdm_ep_control, fd_no_fid_tostr);
 
 static struct fi_ops_ep fdm_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
@@ -791,14 +784,9 @@ int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	    info->rx_attr->iov_limit > FDM_IOV_LIMIT ||
 	    info->tx_attr->inject_size > FDM_EAGER_MAX)
 		return -FI_EINVAL;
-	ep = calloc(1, sizeof(*ep));
+	ep = fd_calloc_info(sizeof(*ep), offsetof(struct fdm_ep, info), info);
 	if (!ep)
 		return -FI_ENOMEM;
-	ep->info = fi_dupinfo(info);
-	if (!ep->info) {
-		free(ep);
-		return -FI_ENOMEM;
-	}
 	if (!ep->info->tx_attr->size)
 		ep->info->tx_attr->size = FDM_DEF_TX_SIZE;
 	if (!ep->info->rx_attr->size)

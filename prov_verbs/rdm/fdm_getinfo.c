@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fd_attr.h"
 #include "fd_core.h"
+#include "fd_util.h"
 #include "fdm.h"
 #include "fdv_layer.h"
 
@@ -78,50 +80,13 @@ static bool fdm_apply_coll(struct fi_info *fi, const struct fi_info *hints)
 	return true;
 }
 
-static int fdm_copy_addr(void **dst, size_t *dstlen, const void *src, size_t len)
-{
-	*dst = NULL;
-	*dstlen = 0;
-	if (!src || !len)
-		return 0;
-	*dst = malloc(len);
-	if (!*dst)
-		return -FI_ENOMEM;
-	memcpy(*dst, src, len);
-	*dstlen = len;
-	return 0;
-}
-
 /* The verbs hints an RDM request stands for. */
-static struct fi_info *fdm_core_hints_of(const struct fi_info *hints)
-{
-	struct fi_info *core = fi_allocinfo();
-
-	if (!core)
-		return NULL;
-	core->caps = FDM_CORE_CAPS;
-	core->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
-	core->ep_attr->type = FI_EP_MSG;
-	core->domain_attr->mr_mode = FDM_CORE_MR;
-	if (!hints)
-		return core;
-	core->addr_format = hints->addr_format;
-	if (fdm_copy_addr(&core->src_addr, &core->src_addrlen, hints->src_addr,
-			  hints->src_addrlen) ||
-	    fdm_copy_addr(&core->dest_addr, &core->dest_addrlen, hints->dest_addr,
-			  hints->dest_addrlen))
-		goto nomem;
-	if (hints->domain_attr && hints->domain_attr->name &&
-	    !(core->domain_attr->name = strdup(hints->domain_attr->name)))
-		goto nomem;
-	if (hints->fabric_attr && hints->fabric_attr->name &&
-	    !(core->fabric_attr->name = strdup(hints->fabric_attr->name)))
-		goto nomem;
-	return core;
-nomem:
-	fi_freeinfo(core);
-	return NULL;
-}
+static const struct fd_attrs fdm_core_want = {
+	FD_ATTR(caps, FDM_CORE_CAPS),
+	FD_ATTR(mode, FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA),
+	FD_ATTR(ep_type, FI_EP_MSG),
+	FD_ATTR(dom_mr_mode, FDM_CORE_MR),
+};
 
 /* The API version the verbs entries underneath are asked with: the
  * layer's own hints to verbs use the 1.5 mr_mode bits, which a pre-1.5
@@ -137,88 +102,84 @@ uint32_t fdm_core_version(uint32_t version)
 /* The verbs info an RDM domain opens its objects with. */
 struct fi_info *fdm_core_hints(const struct fi_info *rdm)
 {
-	return fdm_core_hints_of(rdm);
+	return fd_layer_core_hints(rdm, &fdm_core_want);
 }
 
-/* Rewrite a verbs entry into the RDM entry built on it. */
-static int fdm_make_rdm(struct fi_info *fi)
-{
-	size_t core_max = fi->ep_attr->max_msg_size;
-	uint64_t key_size = fi->domain_attr->mr_key_size;
+/* What a verbs entry becomes as the RDM entry built on it; the rest (the
+ * device's limits, its mr_key_size, names) stays the verbs entry's. */
+static const struct fd_attrs fdm_rdm_attrs = {
+	.prov_name = FDM_PROV_NAME,
+	FD_ATTR(caps, FDM_CAPS),
+	FD_ATTR(mode, 0),
 
-	fi->caps = FDM_CAPS;
-	fi->mode = 0;
-	fi->handle = NULL;
-
-	fi->tx_attr->caps = FDM_TX_CAPS;
-	fi->tx_attr->mode = 0;
+	FD_ATTR(tx_caps, FDM_TX_CAPS),
+	FD_ATTR(tx_mode, 0),
 	/* the op_flags it honours (the matcher checks hints against them;
 	 * the entry handed out carries the hints' own) */
-	fi->tx_attr->op_flags = FDM_TX_OP_FLAGS;
-	fi->tx_attr->msg_order = FDM_MSG_ORDER;
-	fi->tx_attr->comp_order = FI_ORDER_NONE;
-	fi->tx_attr->inject_size = FDM_EAGER_MAX;
-	fi->tx_attr->size = FDM_DEF_TX_SIZE;
-	fi->tx_attr->iov_limit = FDM_IOV_LIMIT;
-	fi->tx_attr->rma_iov_limit = 1;
+	FD_ATTR(tx_op_flags, FDM_TX_OP_FLAGS),
+	FD_ATTR(tx_msg_order, FDM_MSG_ORDER),
+	FD_ATTR(tx_comp_order, FI_ORDER_NONE),
+	FD_ATTR(tx_inject_size, FDM_EAGER_MAX),
+	FD_ATTR(tx_size, FDM_DEF_TX_SIZE),
+	FD_ATTR(tx_iov_limit, FDM_IOV_LIMIT),
+	FD_ATTR(tx_rma_iov_limit, 1),
 
-	fi->rx_attr->caps = FDM_RX_CAPS;
-	fi->rx_attr->mode = 0;
-	fi->rx_attr->op_flags = FI_COMPLETION | FI_MULTI_RECV;
-	fi->rx_attr->msg_order = FDM_MSG_ORDER;
-	fi->rx_attr->comp_order = FI_ORDER_NONE;
-	fi->rx_attr->total_buffered_recv = 0;
-	fi->rx_attr->size = FDM_DEF_RX_SIZE;
-	fi->rx_attr->iov_limit = FDM_IOV_LIMIT;
+	FD_ATTR(rx_caps, FDM_RX_CAPS),
+	FD_ATTR(rx_mode, 0),
+	FD_ATTR(rx_op_flags, FI_COMPLETION | FI_MULTI_RECV),
+	FD_ATTR(rx_msg_order, FDM_MSG_ORDER),
+	FD_ATTR(rx_comp_order, FI_ORDER_NONE),
+	FD_ATTR(rx_total_buffered_recv, 0),
+	FD_ATTR(rx_size, FDM_DEF_RX_SIZE),
+	FD_ATTR(rx_iov_limit, FDM_IOV_LIMIT),
 
-	fi->ep_attr->type = FI_EP_RDM;
-	fi->ep_attr->protocol = FI_PROTO_RXM;
-	fi->ep_attr->protocol_version = FDM_PROTO_VERSION;
-	fi->ep_attr->max_msg_size = FDM_MAX_MSG_SIZE;
-	fi->ep_attr->msg_prefix_size = 0;
-	fi->ep_attr->max_order_raw_size = 0;
-	fi->ep_attr->max_order_war_size = 0;
-	fi->ep_attr->max_order_waw_size = 0;
-	fi->ep_attr->mem_tag_format = FDM_TAG_FORMAT;
-	fi->ep_attr->tx_ctx_cnt = 1;
-	fi->ep_attr->rx_ctx_cnt = 1;
-	(void)core_max;
+	FD_ATTR(ep_type, FI_EP_RDM),
+	FD_ATTR(ep_protocol, FI_PROTO_RXM),
+	FD_ATTR(ep_protocol_version, FDM_PROTO_VERSION),
+	FD_ATTR(ep_max_msg_size, FDM_MAX_MSG_SIZE),
+	FD_ATTR(ep_msg_prefix_size, 0),
+	FD_ATTR(ep_max_order_raw_size, 0),
+	FD_ATTR(ep_max_order_war_size, 0),
+	FD_ATTR(ep_max_order_waw_size, 0),
+	FD_ATTR(ep_mem_tag_format, FDM_TAG_FORMAT),
+	FD_ATTR(ep_tx_ctx_cnt, 1),
+	FD_ATTR(ep_rx_ctx_cnt, 1),
 
 	/* A domain mutex, taken only when the domain was opened with
 	 * FI_THREAD_SAFE or FI_PROGRESS_AUTO (fdm_lock). */
-	fi->domain_attr->threading = FI_THREAD_SAFE;
+	FD_ATTR(dom_threading, FI_THREAD_SAFE),
 	/* Both progress models: manual (connections are made and data
 	 * moves only inside calls on the layer's objects) by default, auto
 	 * (a progress thread per domain, fdm_domain.c) when asked. The
 	 * matcher takes AUTO as serving either; fdm_apply_defaults then
 	 * says which the entry is. */
-	fi->domain_attr->control_progress = FI_PROGRESS_AUTO;
-	fi->domain_attr->data_progress = FI_PROGRESS_AUTO;
-	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
-	fi->domain_attr->av_type = FI_AV_UNSPEC;
+	FD_ATTR(dom_control_progress, FI_PROGRESS_AUTO),
+	FD_ATTR(dom_data_progress, FI_PROGRESS_AUTO),
+	FD_ATTR(dom_resource_mgmt, FI_RM_ENABLED),
+	FD_ATTR(dom_av_type, FI_AV_UNSPEC),
 	/* Sends copy or register for themselves: no FI_MR_LOCAL. The
 	 * legacy FI_MR_BASIC bit says the same to a pre-1.5 program (the
 	 * matcher answers it in kind). */
-	fi->domain_attr->mr_mode = FDM_MR_MODE | FI_MR_BASIC;
-	fi->domain_attr->mr_key_size = key_size;
+	FD_ATTR(dom_mr_mode, FDM_MR_MODE | FI_MR_BASIC),
 	/* Remote CQ data rides in the header (8 bytes), but an RMA write's
 	 * is the verbs immediate: 4 bytes is what every operation carries. */
-	fi->domain_attr->cq_data_size = 4;
+	FD_ATTR(dom_cq_data_size, 4),
 	/* scalable endpoints (fdm_sep.c): a context pair each */
-	fi->domain_attr->max_ep_tx_ctx = FDM_SEP_MAX_CTX;
-	fi->domain_attr->max_ep_rx_ctx = FDM_SEP_MAX_CTX;
-	if (fi->domain_attr->tx_ctx_cnt < FDM_SEP_MAX_CTX)
-		fi->domain_attr->tx_ctx_cnt = FDM_SEP_MAX_CTX;
-	if (fi->domain_attr->rx_ctx_cnt < FDM_SEP_MAX_CTX)
-		fi->domain_attr->rx_ctx_cnt = FDM_SEP_MAX_CTX;
-	fi->domain_attr->max_ep_stx_ctx = 0;
-	fi->domain_attr->max_ep_srx_ctx = 0;
-	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
-	fi->domain_attr->mode = 0;
+	FD_ATTR(dom_max_ep_tx_ctx, FDM_SEP_MAX_CTX),
+	FD_ATTR(dom_max_ep_rx_ctx, FDM_SEP_MAX_CTX),
+	FD_ATTR_AT_LEAST(dom_tx_ctx_cnt, FDM_SEP_MAX_CTX),
+	FD_ATTR_AT_LEAST(dom_rx_ctx_cnt, FDM_SEP_MAX_CTX),
+	FD_ATTR(dom_max_ep_stx_ctx, 0),
+	FD_ATTR(dom_max_ep_srx_ctx, 0),
+	FD_ATTR(dom_caps, FI_LOCAL_COMM | FI_REMOTE_COMM),
+	FD_ATTR(dom_mode, 0),
+};
 
-	free(fi->fabric_attr->prov_name);
-	fi->fabric_attr->prov_name = strdup(FDM_PROV_NAME);
-	return fi->fabric_attr->prov_name ? 0 : -FI_ENOMEM;
+/* Rewrite a verbs entry into the RDM entry built on it. */
+static int fdm_make_rdm(struct fi_info *fi)
+{
+	fi->handle = NULL;
+	return fd_attrs_apply(fi, &fdm_rdm_attrs);
 }
 
 static void fdm_apply_defaults(struct fi_info *fi, const struct fi_info *hints)
@@ -292,7 +253,7 @@ int fdm_getinfo(uint32_t version, const char *node, const char *service,
 	if (hep && hep->protocol != FI_PROTO_UNSPEC && hep->protocol != FI_PROTO_RXM)
 		return -FI_ENODATA;
 
-	core_hints = fdm_core_hints_of(hints);
+	core_hints = fdm_core_hints(hints);
 	if (!core_hints)
 		return -FI_ENOMEM;
 	ret = fdv_getinfo(fdm_core_version(version), node, service, flags, core_hints,

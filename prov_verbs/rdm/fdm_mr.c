@@ -127,15 +127,8 @@ static int fdm_mr_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdm_mr_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdm_mr_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdm_mr_fi_ops =
+	FD_FI_OPS(fdm_mr_close, fd_no_fid_bind, fd_no_fid_control, fd_no_fid_tostr);
 
 /* Wrap a verbs registration of iov (one range, or none known). */
 static int fdm_mr_wrap(struct fdm_domain *d, struct fid_mr *vmr, const struct iovec *iov,

@@ -471,15 +471,8 @@ static ssize_t fdm_sep_tx_size_left(struct fid_ep *ep)
 	return fdm_ep_of(ep)->sep->e_ops->tx_size_left(ep);
 }
 
-static struct fi_ops fdm_sep_tx_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdm_sep_tx_close,
-	.bind = fdm_sep_tx_bind,
-	.control = fdm_sep_tx_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdm_sep_tx_fi_ops =
+	FD_FI_OPS(fdm_sep_tx_close, fdm_sep_tx_bind, fdm_sep_tx_control, fd_no_fid_tostr);
 
 static struct fi_ops_ep fdm_sep_tx_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
@@ -613,15 +606,8 @@ static ssize_t fdm_sep_rx_size_left(struct fid_ep *ep)
 	return r->sep->e_ops->rx_size_left(&r->e->ep_fid);
 }
 
-static struct fi_ops fdm_sep_rx_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdm_sep_rx_close,
-	.bind = fdm_sep_rx_bind,
-	.control = fdm_sep_rx_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdm_sep_rx_fi_ops =
+	FD_FI_OPS(fdm_sep_rx_close, fdm_sep_rx_bind, fdm_sep_rx_control, fd_no_fid_tostr);
 
 static struct fi_ops_ep fdm_sep_rx_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
@@ -751,15 +737,8 @@ static int fdm_sep_getname(fid_t fid, void *addr, size_t *addrlen)
 	return fdm_sep_getname_of(fdm_sep_of(fid), addr, addrlen);
 }
 
-static struct fi_ops fdm_sep_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdm_sep_close,
-	.bind = fdm_sep_bind,
-	.control = fdm_sep_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdm_sep_fi_ops =
+	FD_FI_OPS(fdm_sep_close, fdm_sep_bind, fdm_sep_control, fd_no_fid_tostr);
 
 static struct fi_ops_ep fdm_sep_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),

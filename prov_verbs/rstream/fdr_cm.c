@@ -40,15 +40,8 @@ static int fdr_connreq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdr_connreq_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdr_connreq_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = NULL,
-	.ops_set = NULL,
-};
+static struct fi_ops fdr_connreq_fid_ops =
+	FD_FI_OPS(fdr_connreq_close, fd_no_fid_bind, fd_no_fid_control, NULL);
 
 struct fdr_connreq *fdr_connreq_of(struct fid *handle)
 {
@@ -560,15 +553,8 @@ static int fdr_pep_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdr_pep_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdr_pep_close,
-	.bind = fdr_pep_bind,
-	.control = fdr_pep_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = NULL,
-	.ops_set = NULL,
-};
+static struct fi_ops fdr_pep_fid_ops =
+	FD_FI_OPS(fdr_pep_close, fdr_pep_bind, fdr_pep_control, NULL);
 
 int fdr_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep_out, void *context)

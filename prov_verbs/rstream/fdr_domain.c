@@ -27,15 +27,8 @@ static int fdr_domain_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdr_domain_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdr_domain_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = NULL,
-	.ops_set = NULL,
-};
+static struct fi_ops fdr_domain_fid_ops =
+	FD_FI_OPS(fdr_domain_close, fd_no_fid_bind, fd_no_fid_control, NULL);
 
 static int fdr_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 				struct fid_ep **ep, uint64_t flags,

@@ -338,15 +338,8 @@ static int fdr_ep_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdr_ep_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdr_ep_close,
-	.bind = fdr_ep_bind,
-	.control = fdr_ep_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = NULL,
-	.ops_set = NULL,
-};
+static struct fi_ops fdr_ep_fid_ops =
+	FD_FI_OPS(fdr_ep_close, fdr_ep_bind, fdr_ep_control, NULL);
 
 /* ---- creation ---- */
 

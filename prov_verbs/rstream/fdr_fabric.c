@@ -25,15 +25,8 @@ static int fdr_fabric_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdr_fabric_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdr_fabric_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = NULL,
-	.ops_set = NULL,
-};
+static struct fi_ops fdr_fabric_fid_ops =
+	FD_FI_OPS(fdr_fabric_close, fd_no_fid_bind, fd_no_fid_control, NULL);
 
 static int fdr_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
 			      struct fid_domain **dom, uint64_t flags,

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fd_attr.h"
+#include "fd_util.h"
 #include "fdr.h"
 
 #define FDR_CAPS	(FI_MSG | FI_SEND | FI_RECV)
@@ -27,112 +29,90 @@ int fdr_info_iwarp(const struct fi_info *info)
 }
 
 /* What the verbs provider must offer for a stream endpoint. */
-static struct fi_info *fdr_core_hints(const struct fi_info *hints)
-{
-	struct fi_info *core = fi_allocinfo();
+static const struct fd_attrs fdr_core_want = {
+	FD_ATTR(caps, FDR_CORE_CAPS),
+	FD_ATTR(mode, FI_RX_CQ_DATA | FI_CONTEXT | FI_CONTEXT2),
+	FD_ATTR(ep_type, FI_EP_MSG),
+	FD_ATTR(dom_mr_mode, FDR_CORE_MR),
+};
 
-	if (!core)
-		return NULL;
-	core->caps = FDR_CORE_CAPS;
-	core->mode = FI_RX_CQ_DATA | FI_CONTEXT | FI_CONTEXT2;
-	core->ep_attr->type = FI_EP_MSG;
-	core->domain_attr->mr_mode = FDR_CORE_MR;
-	if (!hints)
-		return core;
-	core->addr_format = hints->addr_format;
-	if (hints->src_addr) {
-		core->src_addr = malloc(hints->src_addrlen);
-		if (!core->src_addr)
-			goto nomem;
-		memcpy(core->src_addr, hints->src_addr, hints->src_addrlen);
-		core->src_addrlen = hints->src_addrlen;
-	}
-	if (hints->dest_addr) {
-		core->dest_addr = malloc(hints->dest_addrlen);
-		if (!core->dest_addr)
-			goto nomem;
-		memcpy(core->dest_addr, hints->dest_addr, hints->dest_addrlen);
-		core->dest_addrlen = hints->dest_addrlen;
-	}
-	if (hints->domain_attr && hints->domain_attr->name &&
-	    !(core->domain_attr->name = strdup(hints->domain_attr->name)))
-		goto nomem;
-	if (hints->fabric_attr && hints->fabric_attr->name &&
-	    !(core->fabric_attr->name = strdup(hints->fabric_attr->name)))
-		goto nomem;
-	return core;
-nomem:
-	fi_freeinfo(core);
-	return NULL;
-}
+/* What a verbs entry becomes as a stream entry, keeping its addresses,
+ * device, fabric and nic. Limits are maxima (a template). */
+static const struct fd_attrs fdr_stream_attrs = {
+	.prov_name = FDR_PROV_NAME,
+	FD_ATTR(caps, FDR_CAPS),
+	FD_ATTR(mode, 0),
 
-/* Rewrite a verbs entry into what a stream endpoint offers, keeping its
- * addresses, device, fabric and nic. Limits are maxima (a template). */
-static int fdr_make_stream(struct fi_info *fi, uint32_t proto)
-{
-	fi->caps = FDR_CAPS;
-	fi->mode = 0;
-	fi->handle = NULL;
+	FD_ATTR(tx_caps, FI_MSG | FI_SEND),
+	FD_ATTR(tx_mode, 0),
+	FD_ATTR(tx_op_flags, 0),
+	FD_ATTR(tx_msg_order, FI_ORDER_SAS),
+	FD_ATTR(tx_comp_order, FI_ORDER_NONE),
+	FD_ATTR(tx_inject_size, 0),
+	FD_ATTR(tx_size, FDR_MAX_QUEUE_SIZE),
+	FD_ATTR(tx_iov_limit, FDR_IOV_LIMIT),
+	FD_ATTR(tx_rma_iov_limit, 0),
 
-	fi->tx_attr->caps = FI_MSG | FI_SEND;
-	fi->tx_attr->mode = 0;
-	fi->tx_attr->op_flags = 0;
-	fi->tx_attr->msg_order = FI_ORDER_SAS;
-	fi->tx_attr->comp_order = FI_ORDER_NONE;
-	fi->tx_attr->inject_size = 0;
-	fi->tx_attr->size = FDR_MAX_QUEUE_SIZE;
-	fi->tx_attr->iov_limit = FDR_IOV_LIMIT;
-	fi->tx_attr->rma_iov_limit = 0;
+	FD_ATTR(rx_caps, FI_MSG | FI_RECV),
+	FD_ATTR(rx_mode, 0),
+	FD_ATTR(rx_op_flags, 0),
+	FD_ATTR(rx_msg_order, FI_ORDER_SAS),
+	FD_ATTR(rx_comp_order, FI_ORDER_NONE),
+	FD_ATTR(rx_total_buffered_recv, 0),
+	FD_ATTR(rx_size, FDR_MAX_QUEUE_SIZE),
+	FD_ATTR(rx_iov_limit, FDR_IOV_LIMIT),
 
-	fi->rx_attr->caps = FI_MSG | FI_RECV;
-	fi->rx_attr->mode = 0;
-	fi->rx_attr->op_flags = 0;
-	fi->rx_attr->msg_order = FI_ORDER_SAS;
-	fi->rx_attr->comp_order = FI_ORDER_NONE;
-	fi->rx_attr->total_buffered_recv = 0;
-	fi->rx_attr->size = FDR_MAX_QUEUE_SIZE;
-	fi->rx_attr->iov_limit = FDR_IOV_LIMIT;
-
-	fi->ep_attr->type = FI_EP_SOCK_STREAM;
-	fi->ep_attr->protocol = proto;
-	fi->ep_attr->protocol_version = FDR_PROTO_VERSION;
+	/* the protocol is the caller's (fdr_make_stream) */
+	FD_ATTR(ep_type, FI_EP_SOCK_STREAM),
+	FD_ATTR(ep_protocol_version, FDR_PROTO_VERSION),
 	/* One call moves at most what the rings hold; a length this big is
 	 * merely accepted in part. */
-	fi->ep_attr->max_msg_size = FDV_MAX_MSG_SIZE;
-	fi->ep_attr->max_order_raw_size = 0;
-	fi->ep_attr->max_order_war_size = 0;
-	fi->ep_attr->max_order_waw_size = 0;
-	fi->ep_attr->mem_tag_format = 0;
-	fi->ep_attr->tx_ctx_cnt = 1;
-	fi->ep_attr->rx_ctx_cnt = 1;
+	FD_ATTR(ep_max_msg_size, FDV_MAX_MSG_SIZE),
+	FD_ATTR(ep_max_order_raw_size, 0),
+	FD_ATTR(ep_max_order_war_size, 0),
+	FD_ATTR(ep_max_order_waw_size, 0),
+	FD_ATTR(ep_mem_tag_format, 0),
+	FD_ATTR(ep_tx_ctx_cnt, 1),
+	FD_ATTR(ep_rx_ctx_cnt, 1),
 
-	fi->domain_attr->threading = FI_THREAD_SAFE;
+	FD_ATTR(dom_threading, FI_THREAD_SAFE),
 	/* Connection set-up needs nothing of the application: the handshake
 	 * is the verbs connection's (rdma_cm, in the kernel) and the rings'
 	 * addresses ride on its private data, so a peer's fi_connect or
 	 * fi_accept completes while this side is busy elsewhere. What this
 	 * side learns of it reaches its EQ when that EQ is read, as with any
 	 * EQ. Data moves only inside calls on the endpoint. */
-	fi->domain_attr->control_progress = FI_PROGRESS_AUTO;
-	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
-	fi->domain_attr->av_type = FI_AV_UNSPEC;
-	fi->domain_attr->mr_mode = 0;
-	fi->domain_attr->mr_key_size = 0;
-	fi->domain_attr->cq_data_size = 0;
-	fi->domain_attr->cq_cnt = 0;
-	fi->domain_attr->mr_cnt = 0;
-	fi->domain_attr->mr_iov_limit = 0;
-	fi->domain_attr->max_ep_tx_ctx = 1;
-	fi->domain_attr->max_ep_rx_ctx = 1;
-	fi->domain_attr->max_ep_stx_ctx = 0;
-	fi->domain_attr->max_ep_srx_ctx = 0;
-	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
-	fi->domain_attr->mode = 0;
+	FD_ATTR(dom_control_progress, FI_PROGRESS_AUTO),
+	FD_ATTR(dom_data_progress, FI_PROGRESS_MANUAL),
+	FD_ATTR(dom_resource_mgmt, FI_RM_ENABLED),
+	FD_ATTR(dom_av_type, FI_AV_UNSPEC),
+	/* no registrations, no remote CQ data: a stream has neither */
+	FD_ATTR(dom_mr_mode, 0),
+	FD_ATTR(dom_mr_key_size, 0),
+	FD_ATTR(dom_cq_data_size, 0),
+	FD_ATTR(dom_cq_cnt, 0),
+	FD_ATTR(dom_mr_cnt, 0),
+	FD_ATTR(dom_mr_iov_limit, 0),
+	FD_ATTR(dom_max_ep_tx_ctx, 1),
+	FD_ATTR(dom_max_ep_rx_ctx, 1),
+	FD_ATTR(dom_max_ep_stx_ctx, 0),
+	FD_ATTR(dom_max_ep_srx_ctx, 0),
+	FD_ATTR(dom_caps, FI_LOCAL_COMM | FI_REMOTE_COMM),
+	FD_ATTR(dom_mode, 0),
+};
 
-	free(fi->fabric_attr->prov_name);
-	fi->fabric_attr->prov_name = strdup(FDR_PROV_NAME);
-	return fi->fabric_attr->prov_name ? 0 : -FI_ENOMEM;
+static struct fi_info *fdr_core_hints(const struct fi_info *hints)
+{
+	return fd_layer_core_hints(hints, &fdr_core_want);
+}
+
+/* Rewrite a verbs entry into what a stream endpoint offers, speaking
+ * proto. */
+static int fdr_make_stream(struct fi_info *fi, uint32_t proto)
+{
+	fi->handle = NULL;
+	fi->ep_attr->protocol = proto;
+	return fd_attrs_apply(fi, &fdr_stream_attrs);
 }
 
 /* Sizes the application left open get the provider's defaults. */
@@ -277,22 +257,6 @@ struct fi_info *fdr_core_info(const struct fi_info *info)
 	return core;
 }
 
-static int fdr_copy_addr(void **dst, size_t *dstlen, const void *src,
-			 size_t len)
-{
-	free(*dst);
-	*dst = NULL;
-	*dstlen = 0;
-	if (!src || !len)
-		return 0;
-	*dst = malloc(len);
-	if (!*dst)
-		return -FI_ENOMEM;
-	memcpy(*dst, src, len);
-	*dstlen = len;
-	return 0;
-}
-
 struct fi_info *fdr_stream_info(const struct fi_info *tmpl,
 				const struct fi_info *core)
 {
@@ -302,18 +266,9 @@ struct fi_info *fdr_stream_info(const struct fi_info *tmpl,
 		return NULL;
 	fi->next = NULL;
 	fi->handle = NULL;
-	fi->addr_format = core->addr_format;
-	if (fdr_copy_addr(&fi->src_addr, &fi->src_addrlen, core->src_addr,
-			  core->src_addrlen) ||
-	    fdr_copy_addr(&fi->dest_addr, &fi->dest_addrlen, core->dest_addr,
-			  core->dest_addrlen))
+	/* the connection's addresses and device, the listener's rest */
+	if (fd_info_copy_place(fi, core, false))
 		goto nomem;
-	if (core->domain_attr && core->domain_attr->name) {
-		free(fi->domain_attr->name);
-		fi->domain_attr->name = strdup(core->domain_attr->name);
-		if (!fi->domain_attr->name)
-			goto nomem;
-	}
 	return fi;
 nomem:
 	fi_freeinfo(fi);

@@ -277,15 +277,8 @@ static int fdv_av_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdv_av_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdv_av_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdv_av_fid_ops =
+	FD_FI_OPS(fdv_av_close, fd_no_fid_bind, fd_no_fid_control, fd_no_fid_tostr);
 
 static struct fi_ops_av fdv_av_ops = {
 	.size = sizeof(struct fi_ops_av),

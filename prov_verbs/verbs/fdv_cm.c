@@ -476,15 +476,8 @@ static int fdv_pep_control(struct fid *fid, int command, void *arg)
 	return 0;
 }
 
-static struct fi_ops fdv_pep_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdv_pep_close,
-	.bind = fdv_pep_bind,
-	.control = fdv_pep_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = NULL,
-	.ops_set = NULL,
-};
+static struct fi_ops fdv_pep_fid_ops =
+	FD_FI_OPS(fdv_pep_close, fdv_pep_bind, fdv_pep_control, NULL);
 
 /* fi_endpoint with info->handle naming a passive endpoint (fi_endpoint(3)):
  * the active endpoint acquires the passive one's rdma_cm id, so it keeps
@@ -548,14 +541,9 @@ int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 	if (info->ep_attr && info->ep_attr->type != FI_EP_MSG &&
 	    info->ep_attr->type != FI_EP_UNSPEC)
 		return -FI_EINVAL;
-	pep = calloc(1, sizeof(*pep));
+	pep = fd_calloc_info(sizeof(*pep), offsetof(struct fdv_pep, info), info);
 	if (!pep)
 		return -FI_ENOMEM;
-	pep->info = fi_dupinfo(info);
-	if (!pep->info) {
-		free(pep);
-		return -FI_ENOMEM;
-	}
 	if (rdma_create_id(NULL, &pep->id, &pep->pep_fid.fid, RDMA_PS_TCP)) {
 		err = errno;
 		goto err;

@@ -613,15 +613,8 @@ static int fdv_cq_control(struct fid *fid, int command, void *arg)
 				   full->channel ? FI_WAIT_FD : FI_WAIT_NONE);
 }
 
-static struct fi_ops fdv_cq_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdv_cq_close,
-	.bind = fd_no_fid_bind,
-	.control = fdv_cq_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = NULL,
-	.ops_set = NULL,
-};
+static struct fi_ops fdv_cq_fid_ops =
+	FD_FI_OPS(fdv_cq_close, fd_no_fid_bind, fdv_cq_control, NULL);
 
 int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **cq_out, void *context)

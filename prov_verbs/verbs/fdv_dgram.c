@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fd_attr.h"
+#include "fd_util.h"
 #include "fdv_dgram_int.h"
 #include "fdv_layer.h"	/* fdv_getinfo: the MSG lookup that names devices */
 
@@ -589,15 +591,8 @@ static int fdv_dgram_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdv_dgram_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdv_dgram_close,
-	.bind = fdv_dgram_bind,
-	.control = fdv_dgram_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = fd_no_fid_tostr,
-	.ops_set = fd_no_fid_ops_set,
-};
+static struct fi_ops fdv_dgram_fid_ops =
+	FD_FI_OPS(fdv_dgram_close, fdv_dgram_bind, fdv_dgram_control, fd_no_fid_tostr);
 
 static struct fi_ops_ep fdv_dgram_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
@@ -661,14 +656,9 @@ int fdv_dgram_open(struct fid_domain *domain, struct fi_info *info,
 	mtu = fdv_mtu_of(dev->port_attr.active_mtu);
 	if (!mtu)
 		return -FI_ENODEV;
-	e = calloc(1, sizeof(*e));
+	e = fd_calloc_info(sizeof(*e), offsetof(struct fdv_dgram_full, info), info);
 	if (!e)
 		return -FI_ENOMEM;
-	e->info = fi_dupinfo(info);
-	if (!e->info) {
-		free(e);
-		return -FI_ENOMEM;
-	}
 	e->info->handle = NULL;
 	e->domain = dom;
 	fdv_lock_init(&e->d.ep.lock);
@@ -720,45 +710,46 @@ static struct fi_info *fdv_dgram_template(const struct fi_info *msg,
 	}
 	free(fi->domain_attr->name);
 	fi->domain_attr->name = name;
-	free(fi->src_addr);
-	free(fi->dest_addr);
-	fi->src_addr = fi->dest_addr = NULL;
-	fi->src_addrlen = fi->dest_addrlen = 0;
-	fi->caps = FDV_DGRAM_CAPS;
-	fi->mode = FI_MSG_PREFIX;
-	fi->addr_format = FI_ADDR_IB_UD;
-	fi->tx_attr->caps = FI_MSG | FI_SEND;
-	fi->tx_attr->mode = 0;
-	fi->tx_attr->op_flags = FI_COMPLETION;
-	fi->tx_attr->msg_order = 0;	/* UD may lose; nothing is promised */
-	fi->tx_attr->rma_iov_limit = 0;
-	fi->tx_attr->size = fi->tx_attr->size < prm->tx_size ? fi->tx_attr->size : prm->tx_size;
-	fi->tx_attr->iov_limit = fi->tx_attr->iov_limit < prm->tx_iov_limit ?
-				 fi->tx_attr->iov_limit : prm->tx_iov_limit;
-	fi->tx_attr->inject_size = fi->tx_attr->inject_size < prm->inline_size ?
-				   fi->tx_attr->inject_size : prm->inline_size;
-	if (fi->tx_attr->inject_size > mtu)
-		fi->tx_attr->inject_size = mtu;
-	fi->rx_attr->caps = FI_MSG | FI_RECV;
-	fi->rx_attr->mode = FI_MSG_PREFIX;
-	fi->rx_attr->op_flags = FI_COMPLETION;
-	fi->rx_attr->msg_order = 0;
-	fi->rx_attr->comp_order = FI_ORDER_STRICT;
-	fi->rx_attr->size = fi->rx_attr->size < prm->rx_size ? fi->rx_attr->size : prm->rx_size;
-	fi->rx_attr->iov_limit = fi->rx_attr->iov_limit < prm->rx_iov_limit ?
-				 fi->rx_attr->iov_limit : prm->rx_iov_limit;
-	fi->ep_attr->type = FI_EP_DGRAM;
-	fi->ep_attr->protocol = FI_PROTO_IB_UD;
-	fi->ep_attr->protocol_version = 1;
-	fi->ep_attr->max_msg_size = mtu;
-	fi->ep_attr->msg_prefix_size = FDV_DGRAM_PREFIX;
-	fi->ep_attr->max_order_raw_size = 0;
-	fi->ep_attr->max_order_war_size = 0;
-	fi->ep_attr->max_order_waw_size = 0;
-	fi->domain_attr->max_ep_srx_ctx = 0;
-	fi->domain_attr->av_type = FI_AV_UNSPEC;
-	/* The threading the build serves without locked tables. */
-	fi->domain_attr->threading = FDV_THREAD_SAFE ? FI_THREAD_SAFE : FI_THREAD_DOMAIN;
+	fd_info_copy_addr(&fi->src_addr, &fi->src_addrlen, NULL, 0);
+	fd_info_copy_addr(&fi->dest_addr, &fi->dest_addrlen, NULL, 0);
+	fd_attrs_apply(fi, &(const struct fd_attrs){
+		FD_ATTR(caps, FDV_DGRAM_CAPS),
+		FD_ATTR(mode, FI_MSG_PREFIX),
+		FD_ATTR(addr_format, FI_ADDR_IB_UD),
+
+		FD_ATTR(tx_caps, FI_MSG | FI_SEND),
+		FD_ATTR(tx_mode, 0),
+		FD_ATTR(tx_op_flags, FI_COMPLETION),
+		FD_ATTR(tx_msg_order, 0),	/* UD may lose; nothing is promised */
+		FD_ATTR(tx_rma_iov_limit, 0),
+		/* the device's limits, cut to the FI_VERBS_* parameters */
+		FD_ATTR_AT_MOST(tx_size, prm->tx_size),
+		FD_ATTR_AT_MOST(tx_iov_limit, prm->tx_iov_limit),
+		/* an inline send is one datagram */
+		FD_ATTR_AT_MOST(tx_inject_size, prm->inline_size < mtu ? prm->inline_size : mtu),
+
+		FD_ATTR(rx_caps, FI_MSG | FI_RECV),
+		FD_ATTR(rx_mode, FI_MSG_PREFIX),
+		FD_ATTR(rx_op_flags, FI_COMPLETION),
+		FD_ATTR(rx_msg_order, 0),
+		FD_ATTR(rx_comp_order, FI_ORDER_STRICT),
+		FD_ATTR_AT_MOST(rx_size, prm->rx_size),
+		FD_ATTR_AT_MOST(rx_iov_limit, prm->rx_iov_limit),
+
+		FD_ATTR(ep_type, FI_EP_DGRAM),
+		FD_ATTR(ep_protocol, FI_PROTO_IB_UD),
+		FD_ATTR(ep_protocol_version, 1),
+		FD_ATTR(ep_max_msg_size, mtu),
+		FD_ATTR(ep_msg_prefix_size, FDV_DGRAM_PREFIX),
+		FD_ATTR(ep_max_order_raw_size, 0),
+		FD_ATTR(ep_max_order_war_size, 0),
+		FD_ATTR(ep_max_order_waw_size, 0),
+
+		FD_ATTR(dom_max_ep_srx_ctx, 0),
+		FD_ATTR(dom_av_type, FI_AV_UNSPEC),
+		/* The threading the build serves without locked tables. */
+		FD_ATTR(dom_threading, FDV_THREAD_SAFE ? FI_THREAD_SAFE : FI_THREAD_DOMAIN),
+	});
 	return fi;
 }
 

@@ -31,15 +31,8 @@ static int fdv_domain_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdv_domain_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdv_domain_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = NULL,
-	.ops_set = NULL,
-};
+static struct fi_ops fdv_domain_fid_ops =
+	FD_FI_OPS(fdv_domain_close, fd_no_fid_bind, fd_no_fid_control, NULL);
 
 static int fdv_domain_query_atomic(struct fid_domain *domain,
 				   enum fi_datatype datatype, enum fi_op op,

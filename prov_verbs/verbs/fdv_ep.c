@@ -618,15 +618,8 @@ static int fdv_ep_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdv_ep_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdv_ep_close,
-	.bind = fdv_ep_bind,
-	.control = fdv_ep_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = NULL,
-	.ops_set = NULL,
-};
+static struct fi_ops fdv_ep_fid_ops =
+	FD_FI_OPS(fdv_ep_close, fdv_ep_bind, fdv_ep_control, NULL);
 
 /* ---- creation ---- */
 
@@ -684,14 +677,9 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 	    info->handle->fclass != FI_CLASS_PEP)
 		return -FI_EINVAL;
 	dom = FDV_OBJ(struct fdv_domain, domain_fid, domain);
-	ep = calloc(1, sizeof(*ep));
+	ep = fd_calloc_info(sizeof(*ep), offsetof(struct fdv_msg_ep, info), info);
 	if (!ep)
 		return -FI_ENOMEM;
-	ep->info = fi_dupinfo(info);
-	if (!ep->info) {
-		free(ep);
-		return -FI_ENOMEM;
-	}
 	ep->domain = dom;
 	ep->info->handle = NULL;	/* neither is ours to keep */
 	if (info->handle && info->handle->fclass == FI_CLASS_PEP) {

@@ -56,6 +56,7 @@
 #include <fdv/fdv_config.h>
 #include <fdv/fdv_ep.h>
 
+#include "fd_attr.h"
 #include "fd_core.h"
 #include "fd_util.h"
 #include "fdv_device.h"
@@ -118,51 +119,67 @@
  * Templates
  * ---------------------------------------------------------------------- */
 
-/* The parts of a template that do not depend on the device. */
+/* The parts of a template that do not depend on the device; what
+ * differs on iWARP is fdv_iwarp_attrs. */
+static const struct fd_attrs fdv_common_attrs = {
+	.prov_name = FDV_PROV_NAME,
+	FD_ATTR(caps, FDV_CAPS),
+	/* A write with immediate data consumes a receive at the target. */
+	FD_ATTR(mode, FI_RX_CQ_DATA),
+	FD_ATTR(addr_format, FI_SOCKADDR),
+
+	FD_ATTR(tx_caps, FDV_TX_CAPS),
+	FD_ATTR(tx_mode, 0),
+	FD_ATTR(tx_op_flags, FDV_TX_OP_FLAGS),
+	FD_ATTR(tx_msg_order, FDV_MSG_ORDER),
+	FD_ATTR(tx_comp_order, FI_ORDER_STRICT),
+	/* One remote region per RMA: a work request has one rkey. */
+	FD_ATTR(tx_rma_iov_limit, 1),
+
+	FD_ATTR(rx_caps, FDV_RX_CAPS),
+	FD_ATTR(rx_mode, FI_RX_CQ_DATA),
+	FD_ATTR(rx_op_flags, FI_COMPLETION),
+	FD_ATTR(rx_msg_order, FDV_MSG_ORDER),
+	FD_ATTR(rx_comp_order, FI_ORDER_STRICT | FI_ORDER_DATA),
+
+	FD_ATTR(ep_type, FI_EP_MSG),
+	FD_ATTR(ep_protocol, FI_PROTO_RDMA_CM_IB_RC),
+	FD_ATTR(ep_protocol_version, 1),
+	FD_ATTR(ep_tx_ctx_cnt, 1),
+	FD_ATTR(ep_rx_ctx_cnt, 1),
+
+	FD_ATTR(dom_threading, FDV_THREADING),
+	FD_ATTR(dom_control_progress, FI_PROGRESS_AUTO),
+	FD_ATTR(dom_data_progress, FI_PROGRESS_AUTO),
+	FD_ATTR(dom_resource_mgmt, FI_RM_ENABLED),
+	FD_ATTR(dom_av_type, FI_AV_UNSPEC),
+	FD_ATTR(dom_mr_mode, FDV_MR_MODE),
+	FD_ATTR(dom_mr_key_size, sizeof(uint32_t)),	/* rkey */
+	FD_ATTR(dom_cq_data_size, sizeof(uint32_t)),
+	FD_ATTR(dom_max_ep_tx_ctx, 1),
+	FD_ATTR(dom_max_ep_rx_ctx, 1),
+	FD_ATTR(dom_mr_iov_limit, 1),
+	FD_ATTR(dom_caps, FDV_DOMAIN_CAPS),
+	FD_ATTR(dom_max_err_data, FDV_MAX_ERR_DATA),
+
+	FD_ATTR(fab_prov_version, FD_PROV_VERSION),
+};
+
+/* iWARP has no immediate data: no receive consumed by a write, no
+ * transmit-complete through it, no remote CQ data. */
+static const struct fd_attrs fdv_iwarp_attrs = {
+	FD_ATTR(mode, 0),
+	FD_ATTR(rx_mode, 0),
+	FD_ATTR(tx_op_flags, FDV_TX_OP_FLAGS_IWARP),
+	FD_ATTR(ep_protocol, FI_PROTO_IWARP),
+	FD_ATTR(dom_cq_data_size, 0),
+};
+
 static int fdv_fill_common(struct fi_info *fi, int iwarp)
 {
-	fi->caps = FDV_CAPS;
-	/* A write with immediate data consumes a receive at the target. */
-	fi->mode = iwarp ? 0 : FI_RX_CQ_DATA;
-	fi->addr_format = FI_SOCKADDR;
-
-	fi->tx_attr->caps = FDV_TX_CAPS;
-	fi->tx_attr->mode = 0;
-	fi->tx_attr->op_flags = iwarp ? FDV_TX_OP_FLAGS_IWARP : FDV_TX_OP_FLAGS;
-	fi->tx_attr->msg_order = FDV_MSG_ORDER;
-	fi->tx_attr->comp_order = FI_ORDER_STRICT;
-	/* One remote region per RMA: a work request has one rkey. */
-	fi->tx_attr->rma_iov_limit = 1;
-
-	fi->rx_attr->caps = FDV_RX_CAPS;
-	fi->rx_attr->mode = fi->mode;
-	fi->rx_attr->op_flags = FI_COMPLETION;
-	fi->rx_attr->msg_order = FDV_MSG_ORDER;
-	fi->rx_attr->comp_order = FI_ORDER_STRICT | FI_ORDER_DATA;
-
-	fi->ep_attr->type = FI_EP_MSG;
-	fi->ep_attr->protocol = iwarp ? FI_PROTO_IWARP : FI_PROTO_RDMA_CM_IB_RC;
-	fi->ep_attr->protocol_version = 1;
-	fi->ep_attr->tx_ctx_cnt = 1;
-	fi->ep_attr->rx_ctx_cnt = 1;
-
-	fi->domain_attr->threading = FDV_THREADING;
-	fi->domain_attr->control_progress = FI_PROGRESS_AUTO;
-	fi->domain_attr->data_progress = FI_PROGRESS_AUTO;
-	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
-	fi->domain_attr->av_type = FI_AV_UNSPEC;
-	fi->domain_attr->mr_mode = FDV_MR_MODE;
-	fi->domain_attr->mr_key_size = sizeof(uint32_t);	/* rkey */
-	fi->domain_attr->cq_data_size = iwarp ? 0 : sizeof(uint32_t);
-	fi->domain_attr->max_ep_tx_ctx = 1;
-	fi->domain_attr->max_ep_rx_ctx = 1;
-	fi->domain_attr->mr_iov_limit = 1;
-	fi->domain_attr->caps = FDV_DOMAIN_CAPS;
-	fi->domain_attr->max_err_data = FDV_MAX_ERR_DATA;
-
-	fi->fabric_attr->prov_name = strdup(FDV_PROV_NAME);
-	fi->fabric_attr->prov_version = FD_PROV_VERSION;
-	return fi->fabric_attr->prov_name ? 0 : -FI_ENOMEM;
+	if (fd_attrs_apply(fi, &fdv_common_attrs))
+		return -FI_ENOMEM;
+	return iwarp ? fd_attrs_apply(fi, &fdv_iwarp_attrs) : 0;
 }
 
 

@@ -46,15 +46,8 @@ static int fdv_mr_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fdv_mr_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdv_mr_close,
-	.bind = fd_no_fid_bind,
-	.control = fd_no_fid_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = NULL,
-	.ops_set = NULL,
-};
+static struct fi_ops fdv_mr_fid_ops =
+	FD_FI_OPS(fdv_mr_close, fd_no_fid_bind, fd_no_fid_control, NULL);
 
 static int fdv_mr_register(struct fid *fid, const void *buf, size_t len,
 			   uint64_t access, uint64_t flags,

@@ -75,15 +75,8 @@ static int fdv_srx_control(struct fid *fid, int command, void *arg)
 	}
 }
 
-static struct fi_ops fdv_srx_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdv_srx_close,
-	.bind = fdv_srx_bind,
-	.control = fdv_srx_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = NULL,
-	.ops_set = NULL,
-};
+static struct fi_ops fdv_srx_fid_ops =
+	FD_FI_OPS(fdv_srx_close, fdv_srx_bind, fdv_srx_control, NULL);
 
 static int fdv_srx_getopt(fid_t fid, int level, int optname, void *optval,
 			  size_t *optlen)

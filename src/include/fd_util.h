@@ -2,9 +2,11 @@
  * and RDM each used to carry a copy of. Not installed (nothing inline in
  * an application includes it), so anything here may change freely.
  *
- *   container_of, monotonic clock, big-endian fields of wire formats,
+ *   container_of, an object's fi_ops table, monotonic clock, big-endian fields of wire formats,
  *   errno -> fi_errno, the FI_GETWAIT / FI_GETWAITOBJ control body,
- *   the wrap-and-narrow getinfo loop of a layer over a core provider.
+ *   the wrap-and-narrow getinfo loop of a layer over a core provider and
+ *   the hints it asks that provider with (the attribute tables those use
+ *   are fd_attr.h).
  *
  * Kept to what more than one layer needs; a layer's own helpers stay in
  * the layer. */
@@ -12,6 +14,7 @@
 #define FD_UTIL_H
 
 #include <endian.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -21,12 +24,29 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include "fd_enosys.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define fd_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* The struct fi_ops of an object: its close, bind and control (the
+ * fd_no_fid_* refusals where it has none) and its tostr: NULL makes
+ * fi_tostr print the object's address, fd_no_fid_tostr prints nothing.
+ * No object opens or sets extra ops (fi_open_ops, fi_set_ops answer
+ * -FI_ENOSYS). */
+#define FD_FI_OPS(close_fn, bind_fn, control_fn, tostr_fn) {		\
+	.size = sizeof(struct fi_ops),					\
+	.close = (close_fn),						\
+	.bind = (bind_fn),						\
+	.control = (control_fn),					\
+	.ops_open = fd_no_fid_ops_open,					\
+	.tostr = (tostr_fn),						\
+	.ops_set = fd_no_fid_ops_set,					\
+}
 
 /* The fid at the head of every object: class, the application's context,
  * the fi_ops (close, bind, control...). */
@@ -165,6 +185,31 @@ struct fd_layer_wrap_ops {
 	 * 0 keep, 1 drop, negative fail. NULL: nothing to do. */
 	int (*finish)(struct fi_info *fi, const struct fi_info *hints, void *arg);
 };
+
+/* *dst (freed first) becomes a copy of src's len bytes, or NULL and 0 when
+ * there are none; -FI_ENOMEM, with *dst NULL, when memory runs out. */
+int fd_info_copy_addr(void **dst, size_t *dstlen, const void *src, size_t len);
+
+/* calloc(1, size) whose struct fi_info * at info_off is a copy of info:
+ * how every object that keeps its fi_info begins. NULL when memory runs
+ * out. */
+void *fd_calloc_info(size_t size, size_t info_off, const struct fi_info *info);
+
+/* Where src points, written over dst: addr_format, the source and
+ * destination addresses, the domain name and, with fabric_name, the
+ * fabric name (a name src lacks leaves dst's). -FI_ENOMEM when memory
+ * runs out (dst partly written, still whole to free). */
+int fd_info_copy_place(struct fi_info *dst, const struct fi_info *src,
+		       bool fabric_name);
+
+struct fd_attrs;
+
+/* The hints a layer asks the provider below with: what the layer needs of
+ * it (want: caps, mode, endpoint type, mr_mode...) plus the places the
+ * application's hints name (address format, addresses, domain and fabric
+ * names). NULL when memory runs out. */
+struct fi_info *fd_layer_core_hints(const struct fi_info *hints,
+				    const struct fd_attrs *want);
 
 /* The end of every getinfo: ret < 0 frees head and returns ret; no entry
  * is -FI_ENODATA; else *info = head, 0. */
