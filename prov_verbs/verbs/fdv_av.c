@@ -40,12 +40,9 @@ int fdv_dgram_port(struct fdv_domain *dom, uint8_t *port_num, uint8_t *sgid_inde
 	if (ibv_query_gid(dom->verbs, dev->port_num, dom->params.gid_idx, gid))
 		memset(gid, 0, sizeof(*gid));
 	for (i = 0; *global && i < pa.gid_tbl_len && i < 256; i++) {
-		static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0,
-						       0, 0, 0xff, 0xff };
-
 		if (ibv_query_gid(dom->verbs, dev->port_num, i, &g))
 			break;
-		if (!memcmp(g.raw, v4_mapped, sizeof(v4_mapped))) {
+		if (fdv_gid_is_v4_mapped(g.raw)) {
 			*sgid_index = (uint8_t)i;
 			*gid = g;
 			break;

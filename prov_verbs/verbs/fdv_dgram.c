@@ -845,10 +845,9 @@ int fdv_dgram_getinfo(uint32_t version, const char *node, const char *service,
 		 * of that IPv4 address is the one (an IB GID is matched
 		 * against each device's below) */
 		const struct fdv_ud_name *n = hints->src_addr;
-		static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 		char ip[INET_ADDRSTRLEN];
 
-		if (!memcmp(n->gid, v4_mapped, sizeof(v4_mapped))) {
+		if (fdv_gid_is_v4_mapped(n->gid)) {
 			int ret;
 
 			if (!inet_ntop(AF_INET, n->gid + 12, ip, sizeof(ip)))

@@ -21,6 +21,14 @@ struct fdv_ud_name {
 };
 #define FDV_UD_NAME_MAGIC 0xfd6du
 
+/* A RoCE v2 GID that carries an IPv4 address (::ffff:a.b.c.d). */
+static inline bool fdv_gid_is_v4_mapped(const uint8_t gid[16])
+{
+	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(gid, prefix, sizeof(prefix));
+}
+
 struct fdv_av_full {
 	struct fdv_ud_av av;		/* first: inline part */
 	struct fdv_domain *domain;
