@@ -391,7 +391,22 @@ void fdm_cq_write_err(struct fdm_cq *cq, void *context, uint64_t flags,
 /* fdm_ep.c */
 int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
-void fdm_ep_progress(struct fdm_ep *ep);
+/* Progress: the verbs CQ first, so what arrived on a connection is
+ * delivered before its disconnect is seen; the rest (EQ, credit reports,
+ * queued sends, rendezvous, atomics) costs one predictable branch when
+ * nothing waits. Inline: the CQ read calls it once per bound endpoint.
+ * Both operands of the | are evaluated, so the EQ countdown runs on
+ * every call. */
+void fdm_ep_read_vcq(struct fdm_ep *ep);
+FDV_COLD void fdm_ep_progress_more(struct fdm_ep *ep);
+static inline void fdm_ep_progress(struct fdm_ep *ep)
+{
+	if (fdv_unlikely(!ep->enabled))
+		return;
+	fdm_ep_read_vcq(ep);
+	if (fdv_unlikely(ep->work | !--ep->eq_left))
+		fdm_ep_progress_more(ep);
+}
 /* Recompute tx_fast, rx_fast, tx_report (fdm_ep.h). */
 void fdm_ep_fast_update(struct fdm_ep *ep);
 void fdm_ep_progress_cb(void *arg);
@@ -494,21 +509,33 @@ bool fdm_send_ack(struct fdm_ep *ep, struct fdm_conn *conn, uint64_t req_id);
 void fdm_repost(struct fdm_ep *ep, struct fdm_rxbuf *rb);
 void fdm_ep_drop_queues(struct fdm_ep *ep);
 ssize_t fdm_ep_cancel(fid_t fid, void *context);
-/* The endpoint's request tables (rx pool entries etc.) */
-static inline int fdm_is_rxbuf(struct fdm_ep *ep, void *ctx)
+/* Which pool a completed request belongs to. The layer's verbs CQ, QPs
+ * and SRQ are its own: every wr_id that completes there was posted by the
+ * layer, as a pool buffer (receives), a transmit request or a rendezvous
+ * read, so one unsigned compare of the offset against the pool's span
+ * tells them apart (a pointer below the pool wraps to a large offset). */
+static inline int fdm_is_rxbuf(const struct fdm_ep *ep, const void *ctx)
 {
-	uintptr_t p = (uintptr_t)ctx, b = (uintptr_t)ep->rxbufs;
-
-	return ep->rxbufs && p >= b && p < b + ep->nrxbufs * sizeof(*ep->rxbufs) &&
-		(p - b) % sizeof(*ep->rxbufs) == 0;
+	return (uintptr_t)ctx - (uintptr_t)ep->rxbufs <
+		(uintptr_t)ep->nrxbufs * sizeof(*ep->rxbufs);
 }
 
-static inline int fdm_is_tx(struct fdm_ep *ep, void *ctx)
+static inline int fdm_is_tx(const struct fdm_ep *ep, const void *ctx)
 {
-	uintptr_t p = (uintptr_t)ctx, b = (uintptr_t)ep->txs;
+	return (uintptr_t)ctx - (uintptr_t)ep->txs <
+		(uintptr_t)ep->ntx * sizeof(*ep->txs);
+}
 
-	return ep->txs && p >= b && p < b + ep->ntx * sizeof(*ep->txs) &&
-		(p - b) % sizeof(*ep->txs) == 0;
+/* An eager send's request went out without error: count, report, free.
+ * Inline in the CQ read's loop, where nearly every send completion is
+ * this one (fdm_handle_tx_done takes the rest). */
+static inline void fdm_eager_sent(struct fdm_ep *ep, struct fdm_tx *tx)
+{
+	fdm_count(ep, tx->cntr, 0);
+	if (tx->report)
+		fdm_cq_write(ep->tx_cq, tx->context, tx->cq_flags, 0, NULL, 0, 0,
+			     FI_ADDR_NOTAVAIL);
+	fdm_tx_put(ep, tx);
 }
 
 /* fdm_rma.c */

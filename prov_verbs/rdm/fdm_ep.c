@@ -154,7 +154,7 @@ static FDV_COLD void fdm_ep_vcq_odd(struct fdm_ep *ep, struct fdv_cq *vcq,
  * ops-table call and no intermediate fi_cq_data_entry on the common path:
  * a successful completion of a request the layer posted with a completion
  * (wr_id is then the request's own pointer, below FDV_WR_ID_TAGGED). */
-static void fdm_ep_read_vcq(struct fdm_ep *ep)
+void fdm_ep_read_vcq(struct fdm_ep *ep)
 {
 	struct fdv_cq *vcq = fdv_cq_of(ep->vcq);
 	struct ibv_wc wc[FDM_CQ_BATCH];
@@ -187,10 +187,12 @@ static void fdm_ep_read_vcq(struct fdm_ep *ep)
 				fdm_handle_recv(ep, ctx, wc[i].byte_len);
 			else if (wc[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM)
 				fdm_handle_remote_write(ep, ctx, fdv_be32toh(wc[i].imm_data));
-			else if (fdm_is_tx(ep, ctx))
-				fdm_handle_tx_done(ep, ctx, 0);
-			else
+			else if (!fdm_is_tx(ep, ctx))
 				fdm_handle_rndv_read(ep, ctx, 0);
+			else if (fdv_likely(((struct fdm_tx *)ctx)->kind == FDM_TX_EAGER))
+				fdm_eager_sent(ep, ctx);
+			else
+				fdm_handle_tx_done(ep, ctx, 0);
 		}
 		if (n < FDM_CQ_BATCH)
 			return;
@@ -200,7 +202,7 @@ static void fdm_ep_read_vcq(struct fdm_ep *ep)
 /* What progress does beyond the CQ: the EQ when it is due or a
  * connection is on its way, owed credit reports, connections to flush,
  * rendezvous and atomic answers to push on. */
-static FDV_COLD void fdm_ep_progress_more(struct fdm_ep *ep)
+FDV_COLD void fdm_ep_progress_more(struct fdm_ep *ep)
 {
 	/* Reading the EQ is a system call (rdma_cm's event channel): every
 	 * FDM_EQ_EVERY-th progress only, and always while a connection is
@@ -222,19 +224,6 @@ static FDV_COLD void fdm_ep_progress_more(struct fdm_ep *ep)
 }
 
 /* Everything the endpoint has to do now; the domain lock is held. */
-void fdm_ep_progress(struct fdm_ep *ep)
-{
-	if (fdv_unlikely(!ep->enabled))
-		return;
-	/* completions first: what arrived on a connection is delivered
-	 * before its disconnect is seen */
-	fdm_ep_read_vcq(ep);
-	/* one branch when nothing else waits (both operands evaluated: the
-	 * EQ countdown runs on every call) */
-	if (fdv_unlikely(ep->work | !--ep->eq_left))
-		fdm_ep_progress_more(ep);
-}
-
 /* ---- wait objects ---- */
 
 int fdm_ep_wait_attach(struct fdm_ep *ep, bool add)
