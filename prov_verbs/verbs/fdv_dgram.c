@@ -594,17 +594,6 @@ static int fdv_dgram_close(struct fid *fid)
 static struct fi_ops fdv_dgram_fid_ops =
 	FD_FI_OPS(fdv_dgram_close, fdv_dgram_bind, fdv_dgram_control, fd_no_fid_tostr);
 
-static struct fi_ops_ep fdv_dgram_ep_ops = {
-	.size = sizeof(struct fi_ops_ep),
-	.cancel = fd_no_ep_cancel,
-	.getopt = fd_no_ep_getopt,
-	.setopt = fd_no_ep_setopt,
-	.tx_ctx = fd_no_ep_tx_ctx,
-	.rx_ctx = fd_no_ep_rx_ctx,
-	.rx_size_left = fd_no_ep_rx_size_left,
-	.tx_size_left = fd_no_ep_tx_size_left,
-};
-
 static struct fi_ops_cm fdv_dgram_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = fd_no_cm_setname,
@@ -673,10 +662,8 @@ int fdv_dgram_open(struct fid_domain *domain, struct fi_info *info,
 					  info->tx_attr->iov_limit : 1);
 	e->d.ep.rx_iov_limit = (uint32_t)(info->rx_attr && info->rx_attr->iov_limit ?
 					  info->rx_attr->iov_limit : 1);
-	e->d.ep.ep_fid.fid.fclass = FI_CLASS_EP;
-	e->d.ep.ep_fid.fid.context = context;
-	e->d.ep.ep_fid.fid.ops = &fdv_dgram_fid_ops;
-	e->d.ep.ep_fid.ops = &fdv_dgram_ep_ops;
+	fd_fid_init(&e->d.ep.ep_fid.fid, FI_CLASS_EP, context, &fdv_dgram_fid_ops);
+	e->d.ep.ep_fid.ops = &fd_no_ops_ep;
 	e->d.ep.ep_fid.cm = &fdv_dgram_cm_ops;
 	e->d.ep.ep_fid.msg = &fdv_dgram_ops_msg;
 	e->d.ep.ep_fid.rma = &fd_no_ops_rma;

@@ -720,9 +720,7 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 		ep->ep.rx_iov_limit = (uint32_t)info->rx_attr->iov_limit;
 	ep->ep.kind = FDV_EP_KIND_MSG;
 	ep->state = FDV_EP_IDLE;
-	ep->ep.ep_fid.fid.fclass = FI_CLASS_EP;
-	ep->ep.ep_fid.fid.context = context;
-	ep->ep.ep_fid.fid.ops = &fdv_ep_fid_ops;
+	fd_fid_init(&ep->ep.ep_fid.fid, FI_CLASS_EP, context, &fdv_ep_fid_ops);
 	ep->ep.ep_fid.ops = &fdv_msg_ep_ops;
 	ep->ep.ep_fid.cm = &fdv_msg_ep_cm_ops;
 	ep->ep.ep_fid.msg = &fdv_msg_ops_msg;

@@ -165,6 +165,19 @@ static inline int fd_wait_control(int command, void *arg, int fd,
 	}
 }
 
+/* The end of an AV's fi_av_straddr: as much of `str` as fits in buf's
+ * *len bytes, always terminated, *len set to the size the whole string
+ * needs; returns buf. src/fd_util.c. */
+const char *fd_straddr_out(char *buf, size_t *len, const char *str);
+
+/* fi_domain2 and fi_endpoint2 of an object that takes no flags: with flags
+ * 0 the object's own fi_domain / fi_endpoint (its ops table's .domain,
+ * .endpoint), else -FI_EBADFLAGS. src/fd_util.c. */
+int fd_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
+		      struct fid_domain **domain, uint64_t flags, void *context);
+int fd_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
+			struct fid_ep **ep, uint64_t flags, void *context);
+
 /* fi_getopt of an endpoint whose one option is FI_OPT_CM_DATA_SIZE (max):
  * -FI_ENOPROTOOPT for any other, -FI_ETOOSMALL (and *optlen the size
  * needed) for a short buffer (fi_endpoint(3)). src/fd_util.c. */
