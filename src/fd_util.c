@@ -51,3 +51,30 @@ const char *fd_straddr_out(char *buf, size_t *len, const char *str)
 	*len = need;
 	return buf;
 }
+
+void fd_ep_fid_init(struct fid_ep *ep, size_t fclass, void *context,
+		    struct fi_ops *fid_ops, struct fi_ops_ep *ops,
+		    struct fi_ops_cm *cm)
+{
+	fd_fid_init(&ep->fid, fclass, context, fid_ops);
+	ep->ops = ops;
+	ep->cm = cm;
+	ep->msg = &fd_no_ops_msg;
+	ep->rma = &fd_no_ops_rma;
+	ep->tagged = &fd_no_ops_tagged;
+	ep->atomic = &fd_no_ops_atomic;
+	ep->collective = &fd_no_ops_collective;
+}
+
+int fd_info_getopsflag(const struct fi_info *info, uint64_t *flags)
+{
+	if (!flags)
+		return -FI_EINVAL;
+	if (*flags & FI_TRANSMIT)
+		*flags = info->tx_attr ? info->tx_attr->op_flags : 0;
+	else if (*flags & FI_RECV)
+		*flags = info->rx_attr ? info->rx_attr->op_flags : 0;
+	else
+		return -FI_EINVAL;
+	return 0;
+}

@@ -832,25 +832,15 @@ int fdm_sep_open(struct fid_domain *domain, struct fi_info *info,
 		s->rx[k].e = e;
 		s->rx[k].sep = s;
 		s->rx[k].kind = FDV_EP_KIND_LAYER;
-		s->rx[k].ep_fid.fid.fclass = FI_CLASS_RX_CTX;
-		s->rx[k].ep_fid.fid.ops = &fdm_sep_rx_fi_ops;
-		s->rx[k].ep_fid.ops = &fdm_sep_rx_ep_ops;
-		s->rx[k].ep_fid.cm = &fdm_sep_ctx_cm;
+		/* the context is the application's, from fi_rx_context */
+		fd_ep_fid_init(&s->rx[k].ep_fid, FI_CLASS_RX_CTX, NULL,
+			       &fdm_sep_rx_fi_ops, &fdm_sep_rx_ep_ops, &fdm_sep_ctx_cm);
 		s->rx[k].ep_fid.msg = &fdm_sep_rx_msg;
 		s->rx[k].ep_fid.tagged = &fdm_sep_rx_tagged;
-		s->rx[k].ep_fid.rma = &fd_no_ops_rma;
-		s->rx[k].ep_fid.atomic = &fd_no_ops_atomic;
-		s->rx[k].ep_fid.collective = &fd_no_ops_collective;
 	}
 	s->kind = FDV_EP_KIND_LAYER;
-	fd_fid_init(&s->ep_fid.fid, FI_CLASS_SEP, context, &fdm_sep_fi_ops);
-	s->ep_fid.ops = &fdm_sep_ep_ops;
-	s->ep_fid.cm = &fdm_sep_cm;
-	s->ep_fid.msg = &fd_no_ops_msg;
-	s->ep_fid.tagged = &fd_no_ops_tagged;
-	s->ep_fid.rma = &fd_no_ops_rma;
-	s->ep_fid.atomic = &fd_no_ops_atomic;
-	s->ep_fid.collective = &fd_no_ops_collective;
+	fd_ep_fid_init(&s->ep_fid, FI_CLASS_SEP, context, &fdm_sep_fi_ops,
+		       &fdm_sep_ep_ops, &fdm_sep_cm);
 	*sep_out = &s->ep_fid;
 	return 0;
 fail:

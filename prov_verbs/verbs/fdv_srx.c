@@ -168,15 +168,12 @@ int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
 	 * choice belongs to each endpoint's CQ binding, and the SRQ cannot
 	 * know which endpoint a message will arrive on. */
 	srx->ep.rx_comp = FI_COMPLETION;
-	fd_fid_init(&srx->ep.ep_fid.fid, FI_CLASS_SRX_CTX, context, &fdv_srx_fid_ops);
-	srx->ep.ep_fid.ops = &fdv_srx_ep_ops;
 	/* no CM call applies to a context without a connection */
-	srx->ep.ep_fid.cm = &fd_eopnotsupp_ops_cm;
+	fd_ep_fid_init(&srx->ep.ep_fid, FI_CLASS_SRX_CTX, context, &fdv_srx_fid_ops,
+		       &fdv_srx_ep_ops, &fd_eopnotsupp_ops_cm);
 	srx->ep.ep_fid.msg = &fdv_msg_ops_msg;
 	srx->ep.ep_fid.rma = &fdv_msg_ops_rma;
 	srx->ep.ep_fid.atomic = &fdv_msg_ops_atomic;
-	srx->ep.ep_fid.tagged = &fd_no_ops_tagged;
-	srx->ep.ep_fid.collective = &fd_no_ops_collective;
 	atomic_fetch_add(&dom->refs, 1);
 	*rx_ep = &srx->ep.ep_fid;
 	FD_DBG(FD_LOG_EP_CTRL, "srq on %s: %u entries, %zu sge",
