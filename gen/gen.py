@@ -36,9 +36,11 @@ ENOSYS_H = "src/include/fd_enosys.h"
 ENOSYS_HEADERS = ("fabric.h", "fi_domain.h", "fi_cm.h", "fi_endpoint.h", "fi_eq.h",
                   "fi_rma.h", "fi_tagged.h", "fi_atomic.h", "fi_collective.h")
 # Whole "not supported" tables in the core (fd_no_ops_<name>, every field
-# its fd_no_ stub), for a layer's endpoints to hand out for what they lack.
+# its fd_no_ stub), for an object to hand out for a set of calls it does not
+# serve at all (a layer's endpoint without RMA, a DGRAM endpoint without
+# fi_cancel or options, a domain without memory registration).
 NO_OPS_STRUCTS = ("fi_ops_msg", "fi_ops_rma", "fi_ops_tagged", "fi_ops_atomic",
-                  "fi_ops_collective")
+                  "fi_ops_collective", "fi_ops_ep", "fi_ops_cm", "fi_ops_mr")
 REGEN = "python3 gen/gen.py"
 # The version script of every shared libfabric-direct (CMakeLists.txt).
 EXPORT_MAP = "src/fabric-direct.map"
@@ -587,18 +589,21 @@ def enosys_files(all_text):
         c.append("}")
     have = {(s_, f_) for s_, f_, _, _ in fields}
     h.append("")
-    h.append("/* Whole tables answering -FI_ENOSYS for every call, for an endpoint's")
-    h.append(" * ops it does not serve at all. */")
-    for struct in NO_OPS_STRUCTS:
-        name = "fd_no_ops_%s" % struct[7:]
+    h.append("/* Whole tables answering -FI_ENOSYS for every call, for an object's")
+    h.append(" * ops it does not serve at all; fd_eopnotsupp_ops_<table> answer")
+    h.append(" * -FI_EOPNOTSUPP. */")
+    tables = [(st, "fd_no") for st in NO_OPS_STRUCTS]
+    tables += [(st, "fd_eopnotsupp") for st in EOPNOTSUPP_STRUCTS]
+    for struct, prefix in tables:
+        name = "%s_ops_%s" % (prefix, struct[7:])
         h.append("extern struct %s %s;" % (struct, name))
         c.append("")
         c.append("struct %s %s = {" % (struct, name))
         c.append("\t.size = sizeof(struct %s)," % struct)
         for fl in ops_fields(all_text, struct):
             if (struct, fl) not in have:
-                raise GenError("%s.%s: no -FI_ENOSYS stub for %s" % (struct, fl, name))
-            c.append("\t.%s = %s," % (fl, enosys_name(struct, fl)))
+                raise GenError("%s.%s: no %s stub for %s" % (struct, fl, prefix, name))
+            c.append("\t.%s = %s," % (fl, enosys_name(struct, fl, prefix)))
         c.append("};")
     h.append("")
     h.append("#ifdef __cplusplus")

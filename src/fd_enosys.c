@@ -866,3 +866,47 @@ struct fi_ops_collective fd_no_ops_collective = {
 	.msg = fd_no_collective_msg,
 	.barrier2 = fd_no_collective_barrier2,
 };
+
+struct fi_ops_ep fd_no_ops_ep = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = fd_no_ep_cancel,
+	.getopt = fd_no_ep_getopt,
+	.setopt = fd_no_ep_setopt,
+	.tx_ctx = fd_no_ep_tx_ctx,
+	.rx_ctx = fd_no_ep_rx_ctx,
+	.rx_size_left = fd_no_ep_rx_size_left,
+	.tx_size_left = fd_no_ep_tx_size_left,
+};
+
+struct fi_ops_cm fd_no_ops_cm = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = fd_no_cm_setname,
+	.getname = fd_no_cm_getname,
+	.getpeer = fd_no_cm_getpeer,
+	.connect = fd_no_cm_connect,
+	.listen = fd_no_cm_listen,
+	.accept = fd_no_cm_accept,
+	.reject = fd_no_cm_reject,
+	.shutdown = fd_no_cm_shutdown,
+	.join = fd_no_cm_join,
+};
+
+struct fi_ops_mr fd_no_ops_mr = {
+	.size = sizeof(struct fi_ops_mr),
+	.reg = fd_no_mr_reg,
+	.regv = fd_no_mr_regv,
+	.regattr = fd_no_mr_regattr,
+};
+
+struct fi_ops_cm fd_eopnotsupp_ops_cm = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = fd_eopnotsupp_cm_setname,
+	.getname = fd_eopnotsupp_cm_getname,
+	.getpeer = fd_eopnotsupp_cm_getpeer,
+	.connect = fd_eopnotsupp_cm_connect,
+	.listen = fd_eopnotsupp_cm_listen,
+	.accept = fd_eopnotsupp_cm_accept,
+	.reject = fd_eopnotsupp_cm_reject,
+	.shutdown = fd_eopnotsupp_cm_shutdown,
+	.join = fd_eopnotsupp_cm_join,
+};

@@ -519,3 +519,25 @@ int fd_layer_wrap(uint32_t version, struct fi_info *core, const struct fi_info *
 	fi_freeinfo(core);
 	return fd_info_hand_out(head, ret, info);
 }
+
+static void fd_size_default(size_t *field, size_t hint, size_t def)
+{
+	if (!hint && def != FD_SIZE_KEEP)
+		*field = def;
+}
+
+void fd_info_size_defaults(struct fi_info *fi, const struct fi_info *hints,
+			   const struct fd_size_defaults *d)
+{
+	const struct fi_tx_attr *htx = hints ? hints->tx_attr : NULL;
+	const struct fi_rx_attr *hrx = hints ? hints->rx_attr : NULL;
+
+	fd_size_default(&fi->tx_attr->size, htx ? htx->size : 0, d->tx_size);
+	fd_size_default(&fi->tx_attr->iov_limit, htx ? htx->iov_limit : 0,
+			d->tx_iov_limit);
+	fd_size_default(&fi->tx_attr->inject_size, htx ? htx->inject_size : 0,
+			d->inject_size);
+	fd_size_default(&fi->rx_attr->size, hrx ? hrx->size : 0, d->rx_size);
+	fd_size_default(&fi->rx_attr->iov_limit, hrx ? hrx->iov_limit : 0,
+			d->rx_iov_limit);
+}

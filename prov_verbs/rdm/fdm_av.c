@@ -380,7 +380,6 @@ static const char *fdm_av_straddr(struct fid_av *av_fid, const void *addr,
 	struct fdm_av *av = fdm_av_of(av_fid);
 	struct fdm_name n;
 	char tmp[128];
-	size_t need;
 
 	if (!addr || !buf || !len)
 		return NULL;
@@ -388,15 +387,7 @@ static const char *fdm_av_straddr(struct fid_av *av_fid, const void *addr,
 		snprintf(tmp, sizeof(tmp), "(invalid address)");
 	else
 		fd_addr_str(tmp, sizeof(tmp), fd_sockaddr_format(&n.u.sa), &n.u, n.len);
-	need = strlen(tmp) + 1;
-	if (*len) {
-		size_t n_copy = need < *len ? need : *len;
-
-		memcpy(buf, tmp, n_copy);
-		buf[n_copy - 1] = '\0';
-	}
-	*len = need;
-	return buf;
+	return fd_straddr_out(buf, len, tmp);
 }
 
 static int fdm_av_close(struct fid *fid)
@@ -478,9 +469,7 @@ int fdm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		free(av);
 		return -FI_ENOMEM;
 	}
-	av->av_fid.fid.fclass = FI_CLASS_AV;
-	av->av_fid.fid.context = context;
-	av->av_fid.fid.ops = &fdm_av_fi_ops;
+	fd_fid_init(&av->av_fid.fid, FI_CLASS_AV, context, &fdm_av_fi_ops);
 	av->av_fid.ops = &fdm_av_ops;
 	__atomic_fetch_add(&d->refs, 1, __ATOMIC_RELAXED);
 	*av_out = &av->av_fid;

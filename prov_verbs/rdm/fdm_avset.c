@@ -254,9 +254,7 @@ int fdm_av_set_open(struct fid_av *av_fid, struct fi_av_set_attr *attr,
 		free(s);
 		return ret;
 	}
-	s->set_fid.fid.fclass = FI_CLASS_AV_SET;
-	s->set_fid.fid.context = context;
-	s->set_fid.fid.ops = &fdm_av_set_fi_ops;
+	fd_fid_init(&s->set_fid.fid, FI_CLASS_AV_SET, context, &fdm_av_set_fi_ops);
 	s->set_fid.ops = &fdm_av_set_ops;
 	*set = &s->set_fid;
 	return 0;

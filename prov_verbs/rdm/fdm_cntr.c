@@ -234,15 +234,9 @@ static int fdm_cntr_control(struct fid *fid, int command, void *arg)
 				   c->efd < 0 ? FI_WAIT_NONE : FI_WAIT_FD);
 }
 
-static struct fi_ops fdm_cntr_fid_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fdm_cntr_close,
-	.bind = fd_no_fid_bind,	/* endpoints bind to counters, not the reverse */
-	.control = fdm_cntr_control,
-	.ops_open = fd_no_fid_ops_open,
-	.tostr = NULL,
-	.ops_set = NULL,
-};
+/* No bind: endpoints bind to counters, not the reverse. */
+static struct fi_ops fdm_cntr_fid_ops =
+	FD_FI_OPS(fdm_cntr_close, fd_no_fid_bind, fdm_cntr_control, NULL);
 
 int fdm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		  struct fid_cntr **cntr, void *context)
@@ -286,9 +280,7 @@ int fdm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	c->listeners = wait == FI_WAIT_FD;
 	c->domain = domain;
 	fdv_lock_init(&c->lock);
-	c->cntr_fid.fid.fclass = FI_CLASS_CNTR;
-	c->cntr_fid.fid.context = context;
-	c->cntr_fid.fid.ops = &fdm_cntr_fid_ops;
+	fd_fid_init(&c->cntr_fid.fid, FI_CLASS_CNTR, context, &fdm_cntr_fid_ops);
 	c->cntr_fid.ops = &fdm_cntr_ops;
 	if (fd_waitable_init(&c->waitable, &c->cntr_fid.fid, NULL, fdm_cntr_set_trywait)) {
 		fdv_lock_destroy(&c->lock);

@@ -984,9 +984,7 @@ int fdm_coll_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 	c->hist[c->nhist++] = h;
 	mc->gid = (h + again * 0x9e3779b97f4a7c15ULL) >> (64 - FDM_COLL_GID_BITS);
 	mc->cep = c;
-	mc->mc_fid.fid.fclass = FI_CLASS_MC;
-	mc->mc_fid.fid.context = context;
-	mc->mc_fid.fid.ops = &fdm_coll_mc_fi_ops;
+	fd_fid_init(&mc->mc_fid.fid, FI_CLASS_MC, context, &fdm_coll_mc_fi_ops);
 	mc->mc_fid.fi_addr = (fi_addr_t)(uintptr_t)mc;
 	mc->next = c->groups;
 	c->groups = mc;

@@ -218,14 +218,6 @@ static int fdm_domain_close(struct fid *fid)
 	return 0;
 }
 
-static int fdm_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
-				struct fid_ep **ep, uint64_t flags, void *context)
-{
-	if (flags)
-		return -FI_EBADFLAGS;
-	return fdm_ep_open(domain, info, ep, context);
-}
-
 /* The domain's side of a counter wait: arm every endpoint (the counter
  * module knows only callbacks). */
 static int fdm_domain_cntr_trywait(void *arg)
@@ -272,7 +264,7 @@ static struct fi_ops_domain fdm_domain_ops = {
 	.srx_ctx = fd_no_domain_srx_ctx,
 	.query_atomic = fdm_atomic_query,
 	.query_collective = fdm_coll_query,
-	.endpoint2 = fdm_domain_endpoint2,
+	.endpoint2 = fd_domain_endpoint2,
 };
 
 int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,

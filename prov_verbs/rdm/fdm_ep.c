@@ -801,11 +801,8 @@ int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	fdm_list_init(&ep->flush);
 	fdm_list_init(&ep->atomic_wait);
 	ep->eq_left = FDM_EQ_EVERY;
-	ep->ep_fid.fid.fclass = FI_CLASS_EP;
-	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &fdm_ep_fi_ops;
-	ep->ep_fid.ops = &fdm_ep_ops;
-	ep->ep_fid.cm = &fdm_cm_ops;
+	fd_ep_fid_init(&ep->ep_fid, FI_CLASS_EP, context, &fdm_ep_fi_ops,
+		       &fdm_ep_ops, &fdm_cm_ops);
 	ep->ep_fid.msg = &fdm_msg_ops;
 	ep->ep_fid.tagged = &fdm_tagged_ops;
 	ep->ep_fid.rma = &fdm_rma_ops;

@@ -182,6 +182,12 @@ static int fdm_make_rdm(struct fi_info *fi)
 	return fd_attrs_apply(fi, &fdm_rdm_attrs);
 }
 
+static const struct fd_size_defaults fdm_size_defaults = {
+	.tx_size = FDM_DEF_TX_SIZE, .tx_iov_limit = FDM_IOV_LIMIT,
+	.inject_size = FDM_EAGER_MAX,
+	.rx_size = FDM_DEF_RX_SIZE, .rx_iov_limit = FDM_IOV_LIMIT,
+};
+
 static void fdm_apply_defaults(struct fi_info *fi, const struct fi_info *hints)
 {
 	const struct fi_tx_attr *htx = hints ? hints->tx_attr : NULL;
@@ -190,16 +196,7 @@ static void fdm_apply_defaults(struct fi_info *fi, const struct fi_info *hints)
 
 	fi->tx_attr->op_flags = htx ? htx->op_flags : 0;
 	fi->rx_attr->op_flags = hrx ? hrx->op_flags : 0;
-	if (!htx || !htx->size)
-		fi->tx_attr->size = FDM_DEF_TX_SIZE;
-	if (!htx || !htx->iov_limit)
-		fi->tx_attr->iov_limit = FDM_IOV_LIMIT;
-	if (!htx || !htx->inject_size)
-		fi->tx_attr->inject_size = FDM_EAGER_MAX;
-	if (!hrx || !hrx->size)
-		fi->rx_attr->size = FDM_DEF_RX_SIZE;
-	if (!hrx || !hrx->iov_limit)
-		fi->rx_attr->iov_limit = FDM_IOV_LIMIT;
+	fd_info_size_defaults(fi, hints, &fdm_size_defaults);
 	/* What was asked; manual unless AUTO was (no thread, no lock). */
 	fi->domain_attr->data_progress = hd && hd->data_progress == FI_PROGRESS_AUTO ?
 		FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL;

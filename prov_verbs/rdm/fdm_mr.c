@@ -148,9 +148,7 @@ static int fdm_mr_wrap(struct fdm_domain *d, struct fid_mr *vmr, const struct io
 		mr->base = (uint64_t)(uintptr_t)iov[0].iov_base;
 		mr->len = iov[0].iov_len;
 	}
-	mr->mr_fid.fid.fclass = FI_CLASS_MR;
-	mr->mr_fid.fid.context = context;
-	mr->mr_fid.fid.ops = &fdm_mr_fi_ops;
+	fd_fid_init(&mr->mr_fid.fid, FI_CLASS_MR, context, &fdm_mr_fi_ops);
 	mr->mr_fid.mem_desc = vmr->mem_desc;
 	mr->mr_fid.key = vmr->key;
 	fdm_lock(d);

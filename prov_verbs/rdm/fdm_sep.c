@@ -105,51 +105,11 @@ static struct fdm_sep *fdm_sep_of(struct fid *fid)
 
 /* ---- the tables ---- */
 
-static struct fi_ops_msg fdm_sep_tx_msg, fdm_sep_no_msg = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = fd_no_msg_recv, .recvv = fd_no_msg_recvv, .recvmsg = fd_no_msg_recvmsg,
-	.send = fd_no_msg_send, .sendv = fd_no_msg_sendv, .sendmsg = fd_no_msg_sendmsg,
-	.inject = fd_no_msg_inject, .senddata = fd_no_msg_senddata,
-	.injectdata = fd_no_msg_injectdata,
-};
-static struct fi_ops_tagged fdm_sep_tx_tagged, fdm_sep_no_tagged = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = fd_no_tagged_recv, .recvv = fd_no_tagged_recvv,
-	.recvmsg = fd_no_tagged_recvmsg, .send = fd_no_tagged_send,
-	.sendv = fd_no_tagged_sendv, .sendmsg = fd_no_tagged_sendmsg,
-	.inject = fd_no_tagged_inject, .senddata = fd_no_tagged_senddata,
-	.injectdata = fd_no_tagged_injectdata,
-};
-static struct fi_ops_rma fdm_sep_no_rma = {
-	.size = sizeof(struct fi_ops_rma),
-	.read = fd_no_rma_read, .readv = fd_no_rma_readv, .readmsg = fd_no_rma_readmsg,
-	.write = fd_no_rma_write, .writev = fd_no_rma_writev,
-	.writemsg = fd_no_rma_writemsg, .inject = fd_no_rma_inject,
-	.writedata = fd_no_rma_writedata, .injectdata = fd_no_rma_injectdata,
-};
-static struct fi_ops_atomic fdm_sep_no_atomic = {
-	.size = sizeof(struct fi_ops_atomic),
-	.write = fd_no_atomic_write, .writev = fd_no_atomic_writev,
-	.writemsg = fd_no_atomic_writemsg, .inject = fd_no_atomic_inject,
-	.readwrite = fd_no_atomic_readwrite, .readwritev = fd_no_atomic_readwritev,
-	.readwritemsg = fd_no_atomic_readwritemsg, .compwrite = fd_no_atomic_compwrite,
-	.compwritev = fd_no_atomic_compwritev, .compwritemsg = fd_no_atomic_compwritemsg,
-	.writevalid = fd_no_atomic_writevalid, .readwritevalid = fd_no_atomic_readwritevalid,
-	.compwritevalid = fd_no_atomic_compwritevalid,
-};
-static struct fi_ops_collective fdm_sep_no_coll = {
-	.size = sizeof(struct fi_ops_collective),
-	.barrier = fd_no_collective_barrier, .broadcast = fd_no_collective_broadcast,
-	.alltoall = fd_no_collective_alltoall, .allreduce = fd_no_collective_allreduce,
-	.allgather = fd_no_collective_allgather,
-	.reduce_scatter = fd_no_collective_reduce_scatter,
-	.reduce = fd_no_collective_reduce, .scatter = fd_no_collective_scatter,
-	.gather = fd_no_collective_gather, .msg = fd_no_collective_msg,
-	.barrier2 = fd_no_collective_barrier2,
-};
-
 /* The transmit context's message tables: the pair's own sends, no
- * receives (those are the receive context's). */
+ * receives (those are the receive context's). What the SEP itself and
+ * its contexts do not serve at all is the core's fd_no_ops_* tables. */
+static struct fi_ops_msg fdm_sep_tx_msg;
+static struct fi_ops_tagged fdm_sep_tx_tagged;
 static pthread_once_t fdm_sep_once = PTHREAD_ONCE_INIT;
 
 static void fdm_sep_tables(void)
@@ -867,32 +827,20 @@ int fdm_sep_open(struct fid_domain *domain, struct fi_info *info,
 		ep->cm = &fdm_sep_ctx_cm;
 		ep->msg = &fdm_sep_tx_msg;
 		ep->tagged = &fdm_sep_tx_tagged;
-		ep->collective = &fdm_sep_no_coll;
+		ep->collective = &fd_no_ops_collective;
 
 		s->rx[k].e = e;
 		s->rx[k].sep = s;
 		s->rx[k].kind = FDV_EP_KIND_LAYER;
-		s->rx[k].ep_fid.fid.fclass = FI_CLASS_RX_CTX;
-		s->rx[k].ep_fid.fid.ops = &fdm_sep_rx_fi_ops;
-		s->rx[k].ep_fid.ops = &fdm_sep_rx_ep_ops;
-		s->rx[k].ep_fid.cm = &fdm_sep_ctx_cm;
+		/* the context is the application's, from fi_rx_context */
+		fd_ep_fid_init(&s->rx[k].ep_fid, FI_CLASS_RX_CTX, NULL,
+			       &fdm_sep_rx_fi_ops, &fdm_sep_rx_ep_ops, &fdm_sep_ctx_cm);
 		s->rx[k].ep_fid.msg = &fdm_sep_rx_msg;
 		s->rx[k].ep_fid.tagged = &fdm_sep_rx_tagged;
-		s->rx[k].ep_fid.rma = &fdm_sep_no_rma;
-		s->rx[k].ep_fid.atomic = &fdm_sep_no_atomic;
-		s->rx[k].ep_fid.collective = &fdm_sep_no_coll;
 	}
 	s->kind = FDV_EP_KIND_LAYER;
-	s->ep_fid.fid.fclass = FI_CLASS_SEP;
-	s->ep_fid.fid.context = context;
-	s->ep_fid.fid.ops = &fdm_sep_fi_ops;
-	s->ep_fid.ops = &fdm_sep_ep_ops;
-	s->ep_fid.cm = &fdm_sep_cm;
-	s->ep_fid.msg = &fdm_sep_no_msg;
-	s->ep_fid.tagged = &fdm_sep_no_tagged;
-	s->ep_fid.rma = &fdm_sep_no_rma;
-	s->ep_fid.atomic = &fdm_sep_no_atomic;
-	s->ep_fid.collective = &fdm_sep_no_coll;
+	fd_ep_fid_init(&s->ep_fid, FI_CLASS_SEP, context, &fdm_sep_fi_ops,
+		       &fdm_sep_ep_ops, &fdm_sep_cm);
 	*sep_out = &s->ep_fid;
 	return 0;
 fail:

@@ -596,9 +596,7 @@ int fdr_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		goto err;
 	fi_freeinfo(core);
 	pep->src.pump = fdr_pep_eq_pump;
-	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
-	pep->pep_fid.fid.context = context;
-	pep->pep_fid.fid.ops = &fdr_pep_fid_ops;
+	fd_fid_init(&pep->pep_fid.fid, FI_CLASS_PEP, context, &fdr_pep_fid_ops);
 	pep->pep_fid.ops = &fdr_pep_ops;
 	pep->pep_fid.cm = &fdr_pep_cm_ops;
 	atomic_fetch_add(&pep->fabric->refs, 1);

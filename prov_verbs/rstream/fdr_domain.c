@@ -30,15 +30,6 @@ static int fdr_domain_close(struct fid *fid)
 static struct fi_ops fdr_domain_fid_ops =
 	FD_FI_OPS(fdr_domain_close, fd_no_fid_bind, fd_no_fid_control, NULL);
 
-static int fdr_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
-				struct fid_ep **ep, uint64_t flags,
-				void *context)
-{
-	if (flags)
-		return -FI_EBADFLAGS;
-	return fdr_ep_open(domain, info, ep, context);
-}
-
 static struct fi_ops_domain fdr_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = fd_no_domain_av_open,
@@ -51,14 +42,7 @@ static struct fi_ops_domain fdr_domain_ops = {
 	.srx_ctx = fd_no_domain_srx_ctx,
 	.query_atomic = fd_no_domain_query_atomic,
 	.query_collective = fd_no_domain_query_collective,
-	.endpoint2 = fdr_domain_endpoint2,
-};
-
-static struct fi_ops_mr fdr_mr_ops = {
-	.size = sizeof(struct fi_ops_mr),
-	.reg = fd_no_mr_reg,
-	.regv = fd_no_mr_regv,
-	.regattr = fd_no_mr_regattr,
+	.endpoint2 = fd_domain_endpoint2,
 };
 
 int fdr_domain_open(struct fid_fabric *fabric, struct fi_info *info,
@@ -87,11 +71,9 @@ int fdr_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		return ret;
 	}
 	dom->max_queue = fdv_layer_max_queue(dom->idom);
-	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
-	dom->domain_fid.fid.context = context;
-	dom->domain_fid.fid.ops = &fdr_domain_fid_ops;
+	fd_fid_init(&dom->domain_fid.fid, FI_CLASS_DOMAIN, context, &fdr_domain_fid_ops);
 	dom->domain_fid.ops = &fdr_domain_ops;
-	dom->domain_fid.mr = &fdr_mr_ops;
+	dom->domain_fid.mr = &fd_no_ops_mr;
 	atomic_fetch_add(&dom->fabric->refs, 1);
 	*domain = &dom->domain_fid;
 	return 0;

@@ -449,16 +449,11 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 
 	ep->kind = FDV_EP_KIND_LAYER;
 	ep->state = FDR_IDLE;
-	fd_fid_init(&ep->ep_fid.fid, FI_CLASS_EP, context, &fdr_ep_fid_ops);
-	ep->ep_fid.ops = &fdr_ep_ops;
-	ep->ep_fid.cm = &fdr_ep_cm_ops;
-	ep->ep_fid.msg = &fdr_ops_msg;
 	/* A stream offers fi_msg alone: every other endpoint call is refused
 	 * (the core's whole -FI_ENOSYS tables). */
-	ep->ep_fid.rma = &fd_no_ops_rma;
-	ep->ep_fid.atomic = &fd_no_ops_atomic;
-	ep->ep_fid.tagged = &fd_no_ops_tagged;
-	ep->ep_fid.collective = &fd_no_ops_collective;
+	fd_ep_fid_init(&ep->ep_fid, FI_CLASS_EP, context, &fdr_ep_fid_ops,
+		       &fdr_ep_ops, &fdr_ep_cm_ops);
+	ep->ep_fid.msg = &fdr_ops_msg;
 	atomic_fetch_add(&dom->refs, 1);
 	*ep_out = &ep->ep_fid;
 	return 0;

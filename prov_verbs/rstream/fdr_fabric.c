@@ -28,15 +28,6 @@ static int fdr_fabric_close(struct fid *fid)
 static struct fi_ops fdr_fabric_fid_ops =
 	FD_FI_OPS(fdr_fabric_close, fd_no_fid_bind, fd_no_fid_control, NULL);
 
-static int fdr_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
-			      struct fid_domain **dom, uint64_t flags,
-			      void *context)
-{
-	if (flags)
-		return -FI_EBADFLAGS;
-	return fdr_domain_open(fabric, info, dom, context);
-}
-
 static struct fi_ops_fabric fdr_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = fdr_domain_open,
@@ -45,7 +36,7 @@ static struct fi_ops_fabric fdr_fabric_ops = {
 	.wait_open = fd_no_fabric_wait_open,
 	.trywait = fd_trywait,	/* its EQs; an endpoint is waited for through
 				 * its FI_GETWAIT fd */
-	.domain2 = fdr_fabric_domain2,
+	.domain2 = fd_fabric_domain2,
 };
 
 int fdr_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,

@@ -116,19 +116,15 @@ static int fdr_make_stream(struct fi_info *fi, uint32_t proto)
 }
 
 /* Sizes the application left open get the provider's defaults. */
+static const struct fd_size_defaults fdr_size_defaults = {
+	.tx_size = FDR_DEF_QUEUE_SIZE, .tx_iov_limit = FDR_DEF_IOV_LIMIT,
+	.inject_size = FD_SIZE_KEEP,
+	.rx_size = FDR_DEF_QUEUE_SIZE, .rx_iov_limit = FDR_DEF_IOV_LIMIT,
+};
+
 static void fdr_apply_defaults(struct fi_info *fi, const struct fi_info *hints)
 {
-	const struct fi_tx_attr *htx = hints ? hints->tx_attr : NULL;
-	const struct fi_rx_attr *hrx = hints ? hints->rx_attr : NULL;
-
-	if (!htx || !htx->size)
-		fi->tx_attr->size = FDR_DEF_QUEUE_SIZE;
-	if (!htx || !htx->iov_limit)
-		fi->tx_attr->iov_limit = FDR_DEF_IOV_LIMIT;
-	if (!hrx || !hrx->size)
-		fi->rx_attr->size = FDR_DEF_QUEUE_SIZE;
-	if (!hrx || !hrx->iov_limit)
-		fi->rx_attr->iov_limit = FDR_DEF_IOV_LIMIT;
+	fd_info_size_defaults(fi, hints, &fdr_size_defaults);
 }
 
 static int fdr_prov_attr_info(uint32_t version, uint32_t proto,

@@ -212,7 +212,6 @@ static const char *fdv_av_straddr(struct fid_av *av_fid, const void *addr,
 {
 	char tmp[128], gid[INET6_ADDRSTRLEN];
 	struct fdv_ud_dest e;
-	size_t need;
 
 	(void)av_fid;
 	if (!addr || !buf || !len)
@@ -223,15 +222,7 @@ static const char *fdv_av_straddr(struct fid_av *av_fid, const void *addr,
 	else
 		snprintf(tmp, sizeof(tmp), "fi_addr_ib_ud://%s/%" PRIu32 "/0x%" PRIx32
 			 "/%u", gid, e.qpn, e.qkey, (unsigned int)e.lid);
-	need = strlen(tmp) + 1;
-	if (*len) {
-		size_t n = need < *len ? need : *len;
-
-		memcpy(buf, tmp, n);
-		buf[n - 1] = '\0';
-	}
-	*len = need;
-	return buf;
+	return fd_straddr_out(buf, len, tmp);
 }
 
 fi_addr_t fdv_av_find(struct fdv_av_full *av, const uint8_t *gid, bool has_gid,
@@ -321,9 +312,7 @@ int fdv_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_MAP : attr->type;
 	attr->type = av->type;
 	pthread_mutex_init(&av->lock, NULL);
-	av->av.av_fid.fid.fclass = FI_CLASS_AV;
-	av->av.av_fid.fid.context = context;
-	av->av.av_fid.fid.ops = &fdv_av_fid_ops;
+	fd_fid_init(&av->av.av_fid.fid, FI_CLASS_AV, context, &fdv_av_fid_ops);
 	av->av.av_fid.ops = &fdv_av_ops;
 	atomic_fetch_add(&dom->refs, 1);
 	*av_out = &av->av.av_fid;

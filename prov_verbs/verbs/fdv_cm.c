@@ -556,9 +556,7 @@ int fdv_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 	}
 	pep->backlog = 128;
 	pep->fabric = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
-	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
-	pep->pep_fid.fid.context = context;
-	pep->pep_fid.fid.ops = &fdv_pep_fid_ops;
+	fd_fid_init(&pep->pep_fid.fid, FI_CLASS_PEP, context, &fdv_pep_fid_ops);
 	pep->pep_fid.ops = &fdv_pep_ops;
 	pep->pep_fid.cm = &fdv_pep_cm_ops;
 	atomic_fetch_add(&pep->fabric->refs, 1);

@@ -688,9 +688,7 @@ int fdv_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	full->cq.format = (uint32_t)format;
 	fdv_cq_set_backlog(&full->cq, 0);
 	fdv_lock_init(&full->cq.lock);
-	full->cq.cq_fid.fid.fclass = FI_CLASS_CQ;
-	full->cq.cq_fid.fid.context = context;
-	full->cq.cq_fid.fid.ops = &fdv_cq_fid_ops;
+	fd_fid_init(&full->cq.cq_fid.fid, FI_CLASS_CQ, context, &fdv_cq_fid_ops);
 	full->cq.cq_fid.ops = &fdv_ops_cq;
 #if FDV_OPS_LOCKED
 	if (fdv_threading_locked(dom->threading)) {

@@ -524,15 +524,7 @@ static int fdv_dgram_control(struct fid *fid, int command, void *arg)
 	case FI_ENABLE:
 		return fdv_dgram_enable(e);
 	case FI_GETOPSFLAG:
-		if (!arg)
-			return -FI_EINVAL;
-		if (*(uint64_t *)arg & FI_TRANSMIT)
-			*(uint64_t *)arg = e->info->tx_attr ? e->info->tx_attr->op_flags : 0;
-		else if (*(uint64_t *)arg & FI_RECV)
-			*(uint64_t *)arg = e->info->rx_attr ? e->info->rx_attr->op_flags : 0;
-		else
-			return -FI_EINVAL;
-		return 0;
+		return fd_info_getopsflag(e->info, arg);
 	default:
 		return -FI_ENOSYS;
 	}
@@ -593,17 +585,6 @@ static int fdv_dgram_close(struct fid *fid)
 
 static struct fi_ops fdv_dgram_fid_ops =
 	FD_FI_OPS(fdv_dgram_close, fdv_dgram_bind, fdv_dgram_control, fd_no_fid_tostr);
-
-static struct fi_ops_ep fdv_dgram_ep_ops = {
-	.size = sizeof(struct fi_ops_ep),
-	.cancel = fd_no_ep_cancel,
-	.getopt = fd_no_ep_getopt,
-	.setopt = fd_no_ep_setopt,
-	.tx_ctx = fd_no_ep_tx_ctx,
-	.rx_ctx = fd_no_ep_rx_ctx,
-	.rx_size_left = fd_no_ep_rx_size_left,
-	.tx_size_left = fd_no_ep_tx_size_left,
-};
 
 static struct fi_ops_cm fdv_dgram_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
@@ -673,16 +654,9 @@ int fdv_dgram_open(struct fid_domain *domain, struct fi_info *info,
 					  info->tx_attr->iov_limit : 1);
 	e->d.ep.rx_iov_limit = (uint32_t)(info->rx_attr && info->rx_attr->iov_limit ?
 					  info->rx_attr->iov_limit : 1);
-	e->d.ep.ep_fid.fid.fclass = FI_CLASS_EP;
-	e->d.ep.ep_fid.fid.context = context;
-	e->d.ep.ep_fid.fid.ops = &fdv_dgram_fid_ops;
-	e->d.ep.ep_fid.ops = &fdv_dgram_ep_ops;
-	e->d.ep.ep_fid.cm = &fdv_dgram_cm_ops;
+	fd_ep_fid_init(&e->d.ep.ep_fid, FI_CLASS_EP, context, &fdv_dgram_fid_ops,
+		       &fd_no_ops_ep, &fdv_dgram_cm_ops);
 	e->d.ep.ep_fid.msg = &fdv_dgram_ops_msg;
-	e->d.ep.ep_fid.rma = &fd_no_ops_rma;
-	e->d.ep.ep_fid.atomic = &fd_no_ops_atomic;
-	e->d.ep.ep_fid.tagged = &fd_no_ops_tagged;
-	e->d.ep.ep_fid.collective = &fd_no_ops_collective;
 	atomic_fetch_add(&dom->refs, 1);
 	*ep_out = &e->d.ep.ep_fid;
 	return 0;

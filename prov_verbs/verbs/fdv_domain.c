@@ -54,14 +54,6 @@ static int fdv_domain_query_atomic(struct fid_domain *domain,
 	return 0;
 }
 
-static int fdv_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
-				struct fid_ep **ep, uint64_t flags, void *context)
-{
-	if (flags)
-		return -FI_EBADFLAGS;
-	return fdv_ep_open(domain, info, ep, context);
-}
-
 static struct fi_ops_domain fdv_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = fdv_av_open,		/* UD addresses, for FI_EP_DGRAM (fdv_av.c) */
@@ -74,7 +66,7 @@ static struct fi_ops_domain fdv_domain_ops = {
 	.srx_ctx = fdv_srx_open,
 	.query_atomic = fdv_domain_query_atomic,
 	.query_collective = fd_no_domain_query_collective,
-	.endpoint2 = fdv_domain_endpoint2,
+	.endpoint2 = fd_domain_endpoint2,
 };
 
 static struct ibv_context *fdv_find_device(const char *name)
@@ -156,9 +148,7 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->version = fab->version;
 	dom->threading = threading;
 	fdv_read_params(&dom->params);
-	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
-	dom->domain_fid.fid.context = context;
-	dom->domain_fid.fid.ops = &fdv_domain_fid_ops;
+	fd_fid_init(&dom->domain_fid.fid, FI_CLASS_DOMAIN, context, &fdv_domain_fid_ops);
 	dom->domain_fid.ops = &fdv_domain_ops;
 	dom->domain_fid.mr = &fdv_mr_ops;
 	atomic_fetch_add(&fab->refs, 1);

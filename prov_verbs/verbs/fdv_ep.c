@@ -482,15 +482,7 @@ static int fdv_ep_control(struct fid *fid, int command, void *arg)
 	case FI_ENABLE:
 		return fdv_ep_enable(ep);
 	case FI_GETOPSFLAG:
-		if (!arg)
-			return -FI_EINVAL;
-		if (*(uint64_t *)arg & FI_TRANSMIT)
-			*(uint64_t *)arg = ep->info->tx_attr ? ep->info->tx_attr->op_flags : 0;
-		else if (*(uint64_t *)arg & FI_RECV)
-			*(uint64_t *)arg = ep->info->rx_attr ? ep->info->rx_attr->op_flags : 0;
-		else
-			return -FI_EINVAL;
-		return 0;
+		return fd_info_getopsflag(ep->info, arg);
 	default:
 		return -FI_ENOSYS;
 	}
@@ -720,16 +712,11 @@ int fdv_ep_open(struct fid_domain *domain, struct fi_info *info,
 		ep->ep.rx_iov_limit = (uint32_t)info->rx_attr->iov_limit;
 	ep->ep.kind = FDV_EP_KIND_MSG;
 	ep->state = FDV_EP_IDLE;
-	ep->ep.ep_fid.fid.fclass = FI_CLASS_EP;
-	ep->ep.ep_fid.fid.context = context;
-	ep->ep.ep_fid.fid.ops = &fdv_ep_fid_ops;
-	ep->ep.ep_fid.ops = &fdv_msg_ep_ops;
-	ep->ep.ep_fid.cm = &fdv_msg_ep_cm_ops;
+	fd_ep_fid_init(&ep->ep.ep_fid, FI_CLASS_EP, context, &fdv_ep_fid_ops,
+		       &fdv_msg_ep_ops, &fdv_msg_ep_cm_ops);
 	ep->ep.ep_fid.msg = &fdv_msg_ops_msg;
 	ep->ep.ep_fid.rma = &fdv_msg_ops_rma;
 	ep->ep.ep_fid.atomic = &fdv_msg_ops_atomic;
-	ep->ep.ep_fid.tagged = &fd_no_ops_tagged;
-	ep->ep.ep_fid.collective = &fd_no_ops_collective;
 #if FDV_OPS_LOCKED
 	if (fdv_threading_locked(info->domain_attr &&
 				 info->domain_attr->threading != FI_THREAD_UNSPEC ?

@@ -22,15 +22,6 @@ static int fdv_fabric_close(struct fid *fid)
 static struct fi_ops fdv_fabric_fid_ops =
 	FD_FI_OPS(fdv_fabric_close, fd_no_fid_bind, fd_no_fid_control, NULL);
 
-static int fdv_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
-			      struct fid_domain **dom, uint64_t flags,
-			      void *context)
-{
-	if (flags)
-		return -FI_EBADFLAGS;
-	return fdv_domain_open(fabric, info, dom, context);
-}
-
 static struct fi_ops_fabric fdv_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = fdv_domain_open,
@@ -38,7 +29,7 @@ static struct fi_ops_fabric fdv_fabric_ops = {
 	.eq_open = fdv_eq_open,
 	.wait_open = fd_wait_open,	/* the core's wait sets (fd_sets.h) */
 	.trywait = fd_trywait,
-	.domain2 = fdv_fabric_domain2,
+	.domain2 = fd_fabric_domain2,
 };
 
 int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,

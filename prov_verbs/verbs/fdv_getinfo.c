@@ -736,8 +736,6 @@ static int fdv_emit(uint32_t version, const struct fi_info *hints,
 		    struct fi_info ***tail)
 {
 	const struct fi_info *tmpl = fdv_template_of(c->dev);
-	const struct fi_tx_attr *htx = hints ? hints->tx_attr : NULL;
-	const struct fi_rx_attr *hrx = hints ? hints->rx_attr : NULL;
 	struct fi_domain_attr dom;
 	struct fi_rx_attr rx;
 	struct fi_info t, *fi;
@@ -791,19 +789,13 @@ static int fdv_emit(uint32_t version, const struct fi_info *hints,
 
 	/* Provider defaults for what the hints left open; the template
 	 * says what the device could do at most. */
-	if (!htx || !htx->size)
-		fi->tx_attr->size = fdv_min(prm->tx_size, tmpl->tx_attr->size);
-	if (!htx || !htx->iov_limit)
-		fi->tx_attr->iov_limit = fdv_min(prm->tx_iov_limit,
-						 tmpl->tx_attr->iov_limit);
-	if (!htx || !htx->inject_size)
-		fi->tx_attr->inject_size = fdv_min(prm->inline_size,
-						   tmpl->tx_attr->inject_size);
-	if (!hrx || !hrx->size)
-		fi->rx_attr->size = fdv_min(prm->rx_size, tmpl->rx_attr->size);
-	if (!hrx || !hrx->iov_limit)
-		fi->rx_attr->iov_limit = fdv_min(prm->rx_iov_limit,
-						 tmpl->rx_attr->iov_limit);
+	fd_info_size_defaults(fi, hints, &(struct fd_size_defaults){
+		.tx_size = fdv_min(prm->tx_size, tmpl->tx_attr->size),
+		.tx_iov_limit = fdv_min(prm->tx_iov_limit, tmpl->tx_attr->iov_limit),
+		.inject_size = fdv_min(prm->inline_size, tmpl->tx_attr->inject_size),
+		.rx_size = fdv_min(prm->rx_size, tmpl->rx_attr->size),
+		.rx_iov_limit = fdv_min(prm->rx_iov_limit, tmpl->rx_attr->iov_limit),
+	});
 
 	if (fdv_set_addr(&fi->src_addr, &fi->src_addrlen, &c->src, c->srclen) ||
 	    fdv_set_addr(&fi->dest_addr, &fi->dest_addrlen, &c->dst,

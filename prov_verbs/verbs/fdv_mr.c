@@ -82,9 +82,7 @@ static int fdv_mr_register(struct fid *fid, const void *buf, size_t len,
 	mr->domain = dom;
 	mr->access = access;
 	mr->mr.lkey = mr->ibmr->lkey;
-	mr->mr.mr_fid.fid.fclass = FI_CLASS_MR;
-	mr->mr.mr_fid.fid.context = context;
-	mr->mr.mr_fid.fid.ops = &fdv_mr_fid_ops;
+	fd_fid_init(&mr->mr.mr_fid.fid, FI_CLASS_MR, context, &fdv_mr_fid_ops);
 	mr->mr.mr_fid.mem_desc = &mr->mr.lkey;
 	mr->mr.mr_fid.key = mr->ibmr->rkey;
 	atomic_fetch_add(&dom->refs, 1);

@@ -103,21 +103,6 @@ static struct fi_ops_ep fdv_srx_ep_ops = {
 	.tx_size_left = fd_no_ep_tx_size_left,
 };
 
-/* No CM call applies to a context without a connection: the generated
- * -FI_EOPNOTSUPP stubs (fd_enosys.h). */
-static struct fi_ops_cm fdv_srx_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = fd_eopnotsupp_cm_setname,
-	.getname = fd_eopnotsupp_cm_getname,
-	.getpeer = fd_eopnotsupp_cm_getpeer,
-	.connect = fd_eopnotsupp_cm_connect,
-	.listen = fd_eopnotsupp_cm_listen,
-	.accept = fd_eopnotsupp_cm_accept,
-	.reject = fd_eopnotsupp_cm_reject,
-	.shutdown = fd_eopnotsupp_cm_shutdown,
-	.join = fd_eopnotsupp_cm_join,
-};
-
 int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
 		 struct fid_ep **rx_ep, void *context)
 {
@@ -183,16 +168,12 @@ int fdv_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
 	 * choice belongs to each endpoint's CQ binding, and the SRQ cannot
 	 * know which endpoint a message will arrive on. */
 	srx->ep.rx_comp = FI_COMPLETION;
-	srx->ep.ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
-	srx->ep.ep_fid.fid.context = context;
-	srx->ep.ep_fid.fid.ops = &fdv_srx_fid_ops;
-	srx->ep.ep_fid.ops = &fdv_srx_ep_ops;
-	srx->ep.ep_fid.cm = &fdv_srx_cm_ops;
+	/* no CM call applies to a context without a connection */
+	fd_ep_fid_init(&srx->ep.ep_fid, FI_CLASS_SRX_CTX, context, &fdv_srx_fid_ops,
+		       &fdv_srx_ep_ops, &fd_eopnotsupp_ops_cm);
 	srx->ep.ep_fid.msg = &fdv_msg_ops_msg;
 	srx->ep.ep_fid.rma = &fdv_msg_ops_rma;
 	srx->ep.ep_fid.atomic = &fdv_msg_ops_atomic;
-	srx->ep.ep_fid.tagged = &fd_no_ops_tagged;
-	srx->ep.ep_fid.collective = &fd_no_ops_collective;
 	atomic_fetch_add(&dom->refs, 1);
 	*rx_ep = &srx->ep.ep_fid;
 	FD_DBG(FD_LOG_EP_CTRL, "srq on %s: %u entries, %zu sge",

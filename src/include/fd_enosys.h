@@ -195,13 +195,18 @@ int fd_eopnotsupp_cm_reject(struct fid_pep *pep, fid_t handle, const void *param
 int fd_eopnotsupp_cm_shutdown(struct fid_ep *ep, uint64_t flags);
 int fd_eopnotsupp_cm_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc, void *context);
 
-/* Whole tables answering -FI_ENOSYS for every call, for an endpoint's
- * ops it does not serve at all. */
+/* Whole tables answering -FI_ENOSYS for every call, for an object's
+ * ops it does not serve at all; fd_eopnotsupp_ops_<table> answer
+ * -FI_EOPNOTSUPP. */
 extern struct fi_ops_msg fd_no_ops_msg;
 extern struct fi_ops_rma fd_no_ops_rma;
 extern struct fi_ops_tagged fd_no_ops_tagged;
 extern struct fi_ops_atomic fd_no_ops_atomic;
 extern struct fi_ops_collective fd_no_ops_collective;
+extern struct fi_ops_ep fd_no_ops_ep;
+extern struct fi_ops_cm fd_no_ops_cm;
+extern struct fi_ops_mr fd_no_ops_mr;
+extern struct fi_ops_cm fd_eopnotsupp_ops_cm;
 
 #ifdef __cplusplus
 }

@@ -165,6 +165,33 @@ static inline int fd_wait_control(int command, void *arg, int fd,
 	}
 }
 
+/* The fid of an endpoint of any class (EP, SEP, its contexts, SRX
+ * context): fd_fid_init, its option and CM tables, and the core's
+ * -FI_ENOSYS tables (fd_no_ops_*) for every data call; the caller then
+ * sets the data tables it serves. src/fd_util.c. */
+void fd_ep_fid_init(struct fid_ep *ep, size_t fclass, void *context,
+		    struct fi_ops *fid_ops, struct fi_ops_ep *ops,
+		    struct fi_ops_cm *cm);
+
+/* FI_GETOPSFLAG of an endpoint whose operation flags are those of its
+ * fi_info: *flags (FI_TRANSMIT or FI_RECV, the first one set decides)
+ * becomes that side's op_flags (0 without the attr); NULL or neither bit
+ * -FI_EINVAL. src/fd_util.c. */
+int fd_info_getopsflag(const struct fi_info *info, uint64_t *flags);
+
+/* The end of an AV's fi_av_straddr: as much of `str` as fits in buf's
+ * *len bytes, always terminated, *len set to the size the whole string
+ * needs; returns buf. src/fd_util.c. */
+const char *fd_straddr_out(char *buf, size_t *len, const char *str);
+
+/* fi_domain2 and fi_endpoint2 of an object that takes no flags: with flags
+ * 0 the object's own fi_domain / fi_endpoint (its ops table's .domain,
+ * .endpoint), else -FI_EBADFLAGS. src/fd_util.c. */
+int fd_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
+		      struct fid_domain **domain, uint64_t flags, void *context);
+int fd_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
+			struct fid_ep **ep, uint64_t flags, void *context);
+
 /* fi_getopt of an endpoint whose one option is FI_OPT_CM_DATA_SIZE (max):
  * -FI_ENOPROTOOPT for any other, -FI_ETOOSMALL (and *optlen the size
  * needed) for a short buffer (fi_endpoint(3)). src/fd_util.c. */
@@ -210,6 +237,17 @@ struct fd_attrs;
  * names). NULL when memory runs out. */
 struct fi_info *fd_layer_core_hints(const struct fi_info *hints,
 				    const struct fd_attrs *want);
+
+/* A provider's defaults for the queue sizes of an entry: what the
+ * application's hints leave open (no attr, or 0) becomes the default; a
+ * default of FD_SIZE_KEEP leaves the entry's value. src/fd_info.c. */
+#define FD_SIZE_KEEP SIZE_MAX
+struct fd_size_defaults {
+	size_t tx_size, tx_iov_limit, inject_size;
+	size_t rx_size, rx_iov_limit;
+};
+void fd_info_size_defaults(struct fi_info *fi, const struct fi_info *hints,
+			   const struct fd_size_defaults *d);
 
 /* The end of every getinfo: ret < 0 frees head and returns ret; no entry
  * is -FI_ENODATA; else *info = head, 0. */
