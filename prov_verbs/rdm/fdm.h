@@ -394,7 +394,8 @@ int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 /* Progress: the verbs CQ first, so what arrived on a connection is
  * delivered before its disconnect is seen; the rest (EQ, credit reports,
  * queued sends, rendezvous, atomics) costs one predictable branch when
- * nothing waits. Inline: the CQ read calls it once per bound endpoint.
+ * nothing waits. The domain lock is held. Inline: the CQ read calls it
+ * once per bound endpoint.
  * Both operands of the | are evaluated, so the EQ countdown runs on
  * every call. */
 void fdm_ep_read_vcq(struct fdm_ep *ep);

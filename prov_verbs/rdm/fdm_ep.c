@@ -223,7 +223,6 @@ FDV_COLD void fdm_ep_progress_more(struct fdm_ep *ep)
 		!fdm_list_empty(&ep->rndv_active) || !fdm_list_empty(&ep->atomic_wait);
 }
 
-/* Everything the endpoint has to do now; the domain lock is held. */
 /* ---- wait objects ---- */
 
 int fdm_ep_wait_attach(struct fdm_ep *ep, bool add)

@@ -111,9 +111,9 @@ void fdm_handle_tx_done(struct fdm_ep *ep, struct fdm_tx *tx, int err)
 			fdm_cq_write_err(ep->tx_cq, tx->context, tx->cq_flags, err, 0,
 					 0, 0, 0, 0);
 			fdm_tx_put(ep, tx);
-			return;
+		} else {
+			fdm_eager_sent(ep, tx);
 		}
-		fdm_eager_sent(ep, tx);
 		return;
 	case FDM_TX_RMA:
 		fdm_handle_rma_done(ep, tx, err);
