@@ -28,8 +28,9 @@ else
   run() { env LD_LIBRARY_PATH="$libdir" "$@"; }
   want=$libdir/libfabric.so.1
 fi
-run ldd /usr/bin/fi_pingpong | grep -q "libfabric.so.1 => $want" ||
-  { echo "FAIL: fi_pingpong would not load $want"; run ldd /usr/bin/fi_pingpong; exit 1; }
+linked=$(run ldd /usr/bin/fi_pingpong)   # whole: "ldd | grep -q" races under pipefail
+[[ $linked == *"libfabric.so.1 => $want"* ]] ||
+  { echo "FAIL: fi_pingpong would not load $want"; echo "$linked"; exit 1; }
 # A few sizes (eager, medium, rendezvous), each its own server/client pair:
 # fi_pingpong -S all spends minutes on its multi-MiB sizes in an emulated VM.
 iters=${FD_PINGPONG_ITERATIONS:-10}
@@ -46,7 +47,7 @@ for size in $sizes; do
     -I "$iters" -B "$port" >"$work/srv" 2>&1 &
   spid=$!
   for _ in $(seq 1 300); do
-    ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+    [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ] && break
     kill -0 "$spid" 2>/dev/null || break
     sleep 0.1
   done

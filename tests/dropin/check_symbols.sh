@@ -37,10 +37,11 @@ if [ -n "$extra" ]; then
 fi
 
 # What Debian's libfabric programs reference, ours defines.
+ours_exports=$(exports "$ours")   # once, and whole: no grep -q on a live pipe
 for bin in /usr/bin/fi_info /usr/bin/fi_pingpong /usr/bin/fi_strerror; do
   [ -x "$bin" ] || continue
   while read -r name ver; do
-    if ! exports "$ours" | grep -q -x -E "$name \(?$ver\)?"; then
+    if ! grep -q -x -E "$name \(?$ver\)?" <<<"$ours_exports"; then
       echo "FAIL: $bin needs $name@$ver"; status=1
     fi
   done < <(objdump -T "$bin" | awk '/\*UND\*/ && /FABRIC_/ { v=$(NF-1); gsub(/[()]/, "", v); print $NF, v }')

@@ -32,10 +32,14 @@ ours()   { env LD_LIBRARY_PATH="$libdir" "$@"; }
 theirs() { env -u LD_LIBRARY_PATH "$@"; }
 
 # The loader really picks the library we mean, for each side.
-ours ldd /usr/bin/fi_pingpong | grep -q "libfabric.so.1 => $libdir/libfabric.so.1" ||
+# (ldd's output is captured whole: under pipefail "ldd | grep -q" fails
+# whenever grep exits at its match and ldd then dies writing to the pipe.)
+linked=$(ours ldd /usr/bin/fi_pingpong)
+[[ $linked == *"libfabric.so.1 => $libdir/libfabric.so.1"* ]] ||
   { echo "FAIL: LD_LIBRARY_PATH=$libdir does not select our libfabric.so.1:";
-    ours ldd /usr/bin/fi_pingpong; exit 1; }
-theirs ldd /usr/bin/fi_pingpong | grep -q "libfabric.so.1 => $libdir" &&
+    echo "$linked"; exit 1; }
+linked=$(theirs ldd /usr/bin/fi_pingpong)
+[[ $linked == *"libfabric.so.1 => $libdir"* ]] &&
   { echo "FAIL: without LD_LIBRARY_PATH fi_pingpong still loads ours"; exit 1; }
 
 # ---- fi_info ----------------------------------------------------------------
@@ -81,7 +85,7 @@ if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
 fi
 
 listening() { # tcp port
-  ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+  [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]
 }
 
 pingpong() { # label server-side(ours|theirs) client-side(ours|theirs)

@@ -8,7 +8,10 @@ libdir=$(cd "${1:?usage: run_on_dropin.sh DIR PROGRAM [ARGS...]}" && pwd -P)
 shift
 prog=${1:?usage: run_on_dropin.sh DIR PROGRAM [ARGS...]}
 [ -e "$libdir/libfabric.so.1" ] || { echo "FAIL: no $libdir/libfabric.so.1"; exit 1; }
-LD_LIBRARY_PATH="$libdir" ldd "$prog" | grep -q "libfabric.so.1 => $libdir/libfabric.so.1" ||
+# ldd's output is captured whole: under pipefail "ldd | grep -q" fails
+# whenever grep exits at its match and ldd then dies writing to the pipe.
+linked=$(LD_LIBRARY_PATH="$libdir" ldd "$prog")
+[[ $linked == *"libfabric.so.1 => $libdir/libfabric.so.1"* ]] ||
   { echo "FAIL: LD_LIBRARY_PATH=$libdir does not select our libfabric.so.1 for $prog:";
-    LD_LIBRARY_PATH="$libdir" ldd "$prog"; exit 1; }
+    echo "$linked"; exit 1; }
 LD_LIBRARY_PATH="$libdir" exec "$@"
