@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the device tests (ctest label "device") of each build directory given
-# (DIR, or DIR:LABEL to run only those that also carry LABEL, e.g. asan),
+# (DIR, or DIR:LABEL to run only those that also carry LABEL, e.g. asan,
+# or DIR:!LABEL to leave out those that carry LABEL, e.g. one-build),
 # where a verbs device exists (normally inside tests/rxe/run). Fails when a
 # device test failed, was skipped or when none ran: a green run that skipped
 # them would prove nothing.
@@ -10,7 +11,13 @@ status=0
 for arg in "$@"; do
   dir=${arg%%:*}
   sel=()
-  [ "$arg" != "$dir" ] && sel=(-L "${arg#*:}")
+  if [ "$arg" != "$dir" ]; then
+    label=${arg#*:}
+    case $label in
+    !*) sel=(-LE "${label#!}") ;;
+    *) sel=(-L "$label") ;;
+    esac
+  fi
   log=$(mktemp)
   echo "=== device tests in $arg"
   ctest --test-dir "$dir" -L device "${sel[@]}" --output-on-failure 2>&1 | tee "$log"

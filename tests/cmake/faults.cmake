@@ -40,6 +40,17 @@ foreach(kind ${FD_FAULT_KINDS})
 endforeach()
 set_tests_properties(fault_rnr_msg PROPERTIES SKIP_RETURN_CODE 77
                      LABELS "device;faults" TIMEOUT 300)
+# The connection-setup faults exercise only the control path (rdma_cm
+# events, the connect deadline, the EQ's error entry), which is the same
+# compiled code in every build: CI runs them in one build (label
+# "one-build"; tests/run-all.sh leaves them out of the OFF build's run).
+# Most of their time is waiting out rdma_cm's own timeouts.
+foreach(kind ${FD_FAULT_KINDS})
+  foreach(c noaccept refused timeout)
+    set_property(TEST fault_${c}_${kind} APPEND PROPERTY LABELS one-build)
+  endforeach()
+endforeach()
+set_property(TEST fault_noaccept_deadline_msg APPEND PROPERTY LABELS one-build)
 # Under the sanitizers: the killed peer only (teardown on error paths).
 foreach(kind ${FD_FAULT_KINDS})
   set_property(TEST fault_kill_${kind} APPEND PROPERTY LABELS asan)
