@@ -53,11 +53,18 @@ for d in sorted(glob.glob(os.path.join(out, "cg-*"))):
         by = collections.Counter()
         fn = {}
         obj = "???"
+        total = int(tot[-1])
         for ln in ann.splitlines():
             mm = line_re.match(ln)
             if not mm or "PROGRAM TOTALS" in ln:
                 continue
             ir = int(mm.group(1).replace(",", ""))
+            if ir >= total:
+                # the frames that were on the stack when the counting was
+                # switched on (main, libc's start, the loader) get the
+                # whole count in callgrind_annotate's list: not their own
+                obj = mm.group(3) or obj
+                continue
             name = mm.group(2).split(":", 1)[-1]
             obj = mm.group(3) or obj
             by[group(obj)] += ir
@@ -75,7 +82,6 @@ for d in sorted(glob.glob(os.path.join(out, "cg-*"))):
                     if key in cur:
                         calls[key] += c
                 cur = None
-        total = int(tot[-1])
         if total > sum(by.values()):
             by["(not attributed by callgrind_annotate)"] += total - sum(by.values())
         rows.append({"variant": v, "round_trips": n, "total_per_rt": total // n,

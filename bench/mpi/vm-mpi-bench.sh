@@ -52,9 +52,25 @@ ompi_upstream=("${ompi_common[@]}" --mca pml cm --mca mtl ofi
 ompi_ucx=("${ompi_common[@]}" --mca pml ucx --mca osc ^ucx
   -x UCX_TLS=self,rc_verbs,ud_verbs:aux -x UCX_NET_DEVICES="$dev:1" -x UCX_IB_GID_INDEX=0)
 
-# why a component is or is not selected, in cg-<variant>/run.log (session
-# 8: "PML cm cannot be selected" under valgrind only)
+# why a component is or is not selected, in cg-<variant>/run.log
 ompi_cgdiag=(OMPI_MCA_pml_base_verbose=10 OMPI_MCA_mtl_base_verbose=10)
+# The callgrind runs are MPMD (rank 0 under valgrind : rank 1 bare), and
+# mpirun's -x applies to its own application context only: rank 1 ran
+# without the variables (on Debian's libfabric without FI_UNIVERSE_SIZE,
+# or UCX on the wrong GID), so MPI_Init failed there (sessions 8 and 14:
+# "PML cm cannot be selected", UCX's ibv_create_ah with sgid_index 1).
+# They go into mpirun's own environment too, which every local rank
+# inherits.
+xenv() { # launcher words: the VAR=VALUE of each -x
+  local prev=
+  for w in "$@"; do
+    [ "$prev" = -x ] && echo "$w"
+    prev=$w
+  done
+}
+mapfile -t ompi_dropin_env < <(xenv "${ompi_dropin[@]}")
+mapfile -t ompi_upstream_env < <(xenv "${ompi_upstream[@]}")
+mapfile -t ompi_ucx_env < <(xenv "${ompi_ucx[@]}")
 
 binary() { # variant: the mpi_pingpong built with that MPI's mpicc
   case $1 in
@@ -132,13 +148,13 @@ if [ -x "$mo/bin/mpiexec" ]; then
 fi
 if command -v mpirun >/dev/null && [ -e "$offb/libfabric.so.1" ]; then
   run ompi-dropin mpirun "${ompi_dropin[@]}" -np 2
-  cg ompi-dropin env "${ompi_cgdiag[@]}" mpirun "${ompi_dropin[@]}" -np 1 @VG : -np 1 @BIN
+  cg ompi-dropin env "${ompi_cgdiag[@]}" "${ompi_dropin_env[@]}" mpirun "${ompi_dropin[@]}" -np 1 @VG : -np 1 @BIN
 fi
 if command -v mpirun >/dev/null; then
   run ompi-ucx mpirun "${ompi_ucx[@]}" -np 2
-  cg ompi-ucx env "${ompi_cgdiag[@]}" mpirun "${ompi_ucx[@]}" -np 1 @VG : -np 1 @BIN
+  cg ompi-ucx env "${ompi_cgdiag[@]}" "${ompi_ucx_env[@]}" mpirun "${ompi_ucx[@]}" -np 1 @VG : -np 1 @BIN
   run ompi-upstream mpirun "${ompi_upstream[@]}" -np 2
-  cg ompi-upstream env "${ompi_cgdiag[@]}" mpirun "${ompi_upstream[@]}" -np 1 @VG : -np 1 @BIN
+  cg ompi-upstream env "${ompi_cgdiag[@]}" "${ompi_upstream_env[@]}" mpirun "${ompi_upstream[@]}" -np 1 @VG : -np 1 @BIN
 fi
 rm -f "$out/mpi.csv"
 cat "$out"/*.csv > "$out/all.tmp" 2>/dev/null
