@@ -72,9 +72,16 @@ for d in sorted(glob.glob(os.path.join(out, "cg-*"))):
         calls = collections.Counter()
         # calls= lines follow cfn= lines: count calls of the poll entry points
         cur = None
+        names = {}   # callgrind writes "(id) name" once, then "(id)" alone
         for ln in txt.splitlines():
-            if ln.startswith("cfn="):
-                cur = ln[4:]
+            if ln.startswith("fn=") or ln.startswith("cfn="):
+                ref = ln.split("=", 1)[1]
+                mm = re.match(r"(\(\d+\))\s*(.*)", ref)
+                if mm:
+                    if mm.group(2):
+                        names[mm.group(1)] = mm.group(2)
+                    ref = names.get(mm.group(1), ref)
+                cur = ref if ln.startswith("cfn=") else None
             elif ln.startswith("calls=") and cur:
                 c = int(ln[6:].split()[0])
                 for key in ("fdm_cq_read", "fdv_cq_read", "ofi_cq_read", "rxe_poll_cq", "poll_cq",
@@ -102,5 +109,8 @@ for r in rows:
     for k, x in r["split"].items():
         if x:
             print("    %-42s %7d" % (k, x))
+    if r["calls_names_raw"]:
+        print("    calls per RT: " + ", ".join("%s %.1f" % (k, c / r["round_trips"])
+                                          for k, c in sorted(r["calls_names_raw"].items())))
     print("    top functions (exclusive, per RT): " +
           ", ".join("%s %d" % (name, ir) for ir, name in r["top"][:8]))
