@@ -59,14 +59,13 @@ for d in sorted(glob.glob(os.path.join(out, "cg-*"))):
             if not mm or "PROGRAM TOTALS" in ln:
                 continue
             ir = int(mm.group(1).replace(",", ""))
+            obj = mm.group(3) or obj
             if ir >= total:
                 # the frames that were on the stack when the counting was
                 # switched on (main, libc's start, the loader) get the
                 # whole count in callgrind_annotate's list: not their own
-                obj = mm.group(3) or obj
                 continue
             name = mm.group(2).split(":", 1)[-1]
-            obj = mm.group(3) or obj
             by[group(obj)] += ir
             fn[name] = fn.get(name, 0) + ir
         calls = collections.Counter()
