@@ -121,6 +121,7 @@ sys.path.insert(0, here)
 rows = []
 msg = {}
 loopdiff = {}
+loopdiff_ne = {}
 peerwait = {}
 split = {}
 
@@ -179,7 +180,17 @@ for name in names:
     # the loop total difference of the two run lengths (empty reads in)
     tot2, cnt2 = load(os.path.join(out, "cg-" + name + "-n2"))
     if cnt2 and "loop" in tot2 and int(cnt2["iters"]) != n:
-        loopdiff[name] = (tot["loop"] - tot2["loop"]) / (n - int(cnt2["iters"]))
+        n2 = int(cnt2["iters"])
+        loopdiff[name] = (tot["loop"] - tot2["loop"]) / (n - n2)
+        # the same difference with each run's empty reads taken out at its
+        # own calibration: what is left is work per round trip, not how
+        # long the emulated wire made the loop wait (the empties of the
+        # two runs differ by thousands from one boot to the next)
+        if all(k in tot2 for k in ("empty", "nop")):
+            def worked(t, c):
+                return (t["loop"] - int(c["empties"]) * t["empty"] / int(c["probes"])
+                        - int(c["calls"]) * t["nop"] / int(c["nops"]))
+            loopdiff_ne[name] = (worked(tot, cnt) - worked(tot2, cnt2)) / (n - n2)
     # --peer-wait: the same computation on its own calibration, and the
     # loop with only the brackets out (whatever empties it had, in)
     r = peer_wait_row(os.path.join(out, "cg-" + name + "-pw"))
@@ -198,7 +209,8 @@ with open(os.path.join(out, "rdm-callgrind.csv"), "w") as csv:
               "peerwait_per_round_trip,peerwait_raw_per_round_trip,"
               "peerwait_empties_per_round_trip,peerwait_late,"
               "peerwait_split_per_round_trip,peerwait_split_raw_per_round_trip,"
-              "peerwait_split_empties_per_round_trip,peerwait_split_late\n")
+              "peerwait_split_empties_per_round_trip,peerwait_split_late,"
+              "loop_diff_no_empty_per_round_trip\n")
     for n, rt, e, epr, nop in rows:
         if rt is None:
             print("%-14s %10s" % (n, "no data")); continue
@@ -215,9 +227,10 @@ with open(os.path.join(out, "rdm-callgrind.csv"), "w") as csv:
             *(("%.0f" % pw[0], "%.0f" % pw[1], "%.3f" % pw[2], "%d" % pw[3]) if pw else
               ("-",) * 4),
             *(("%.0f" % ps[0], "%.3f" % ps[2], "%d" % ps[3]) if ps else ("-",) * 3)))
-        csv.write("%s,%.1f,%.1f,%.2f,%.1f,%s,%s,%s,%s,%s\n" % (n, rt, e, epr, nop,
+        csv.write("%s,%.1f,%.1f,%.2f,%.1f,%s,%s,%s,%s,%s,%s\n" % (n, rt, e, epr, nop,
                   "%.3f" % ru if ru else "", "%.3f" % rm if rm else "",
                   "%.1f" % ld if ld is not None else "",
                   "%.1f,%.1f,%.4f,%d" % pw if pw else ",,,",
-                  "%.1f,%.1f,%.4f,%d" % ps if ps else ",,,"))
+                  "%.1f,%.1f,%.4f,%d" % ps if ps else ",,,",
+                  "%.1f" % loopdiff_ne[n] if n in loopdiff_ne else ""))
 PY

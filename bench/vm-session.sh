@@ -437,7 +437,11 @@ if has_part ucx; then
 			# total: the client whole (ucx_perftest cannot be
 			# bracketed) at two run lengths, the difference divided
 			# by the extra iterations (start-up, wire-up and warm-up
-			# cancel). tag_lat is UCP tag matching over rc_verbs (the
+			# cancel). Each thread gets its own file (cg.<test>.n<N>-01
+			# is the main thread): UCX's async thread does timer work
+			# that grows with the wall time, not the iterations, and
+			# report_tagged.py takes the main thread's spin waits on
+			# it out. tag_lat is UCP tag matching over rc_verbs (the
 			# counterpart of fi_tsend/fi_trecv), am_lat UCT active
 			# messages on the rc_verbs transport alone.
 			for t in tag_lat am_lat; do
@@ -453,6 +457,7 @@ if has_part ucx; then
 					fi
 					run_pair "ucx_cg_${t}_n$n" 64 "${cmd[@]}" ucx_perftest "${args[@]}" \
 						-- "${cmd[@]}" valgrind --tool=callgrind -q --compress-strings=no \
+						--separate-threads=yes \
 						--callgrind-out-file="$OUT/ucx/cg.$t.n$n" ucx_perftest \
 						"${args[@]}" "$ADDR"
 				done
