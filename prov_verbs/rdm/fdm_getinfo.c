@@ -18,11 +18,15 @@
 			 FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_SOURCE | \
 			 FI_RMA_EVENT | FI_MULTI_RECV | FI_LOCAL_COMM | \
 			 FI_REMOTE_COMM | FI_COLLECTIVE | FI_NAMED_RX_CTX)
+/* FI_NAMED_RX_CTX is the initiator's: a send names the receive context
+ * (fi_endpoint(3) lists it with the transmit capabilities; fabtests'
+ * getinfo_test fails an rx_attr that carries it). FI_COLLECTIVE is
+ * both sides' (every member sends and receives). */
 #define FDM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | \
-			 FI_READ | FI_WRITE | FI_COLLECTIVE)
+			 FI_READ | FI_WRITE | FI_COLLECTIVE | FI_NAMED_RX_CTX)
 #define FDM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | \
 			 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV | \
-			 FI_SOURCE | FI_RMA_EVENT | FI_MULTI_RECV | FI_NAMED_RX_CTX)
+			 FI_SOURCE | FI_RMA_EVENT | FI_MULTI_RECV | FI_COLLECTIVE)
 /* What the verbs endpoints underneath must do. */
 #define FDM_CORE_CAPS	(FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND | FI_RECV | \
 			 FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
@@ -66,6 +70,7 @@ static bool fdm_apply_coll(struct fi_info *fi, const struct fi_info *hints)
 	if (!hints || !(hints->caps & FI_COLLECTIVE)) {
 		fi->caps &= ~(uint64_t)FI_COLLECTIVE;
 		fi->tx_attr->caps &= ~(uint64_t)FI_COLLECTIVE;
+		fi->rx_attr->caps &= ~(uint64_t)FI_COLLECTIVE;
 		return true;
 	}
 	if (hep && hep->mem_tag_format) {

@@ -666,6 +666,16 @@ int fdv_dgram_open(struct fid_domain *domain, struct fi_info *info,
 
 #define FDV_DGRAM_CAPS (FI_MSG | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
 
+static void fdv_dgram_device_name(struct fdv_ud_name *n,
+				  const struct fdv_device_info *dev)
+{
+	memset(n, 0, sizeof(*n));
+	memcpy(n->gid, dev->gid.raw, sizeof(n->gid));
+	n->qkey_be = htobe32(FDV_DGRAM_QKEY);
+	n->lid_be = htobe16(dev->port_attr.lid);
+	n->magic_be = htobe16(FDV_UD_NAME_MAGIC);
+}
+
 /* A device's FI_EP_DGRAM entry, from its FI_EP_MSG template: the device,
  * domain and fabric attributes stay; what a UD QP serves changes. */
 static struct fi_info *fdv_dgram_template(const struct fi_info *msg,
@@ -674,6 +684,7 @@ static struct fi_info *fdv_dgram_template(const struct fi_info *msg,
 {
 	struct fi_info *fi = fi_dupinfo(msg);
 	size_t mtu = fdv_mtu_of(dev->port_attr.active_mtu);
+	struct fdv_ud_name devname;
 	char *name;
 
 	if (!fi)
@@ -684,8 +695,17 @@ static struct fi_info *fdv_dgram_template(const struct fi_info *msg,
 	}
 	free(fi->domain_attr->name);
 	fi->domain_attr->name = name;
-	fd_info_copy_addr(&fi->src_addr, &fi->src_addrlen, NULL, 0);
+	/* The device's name with QP number 0: which port and GID, no QP yet
+	 * (fi_getname gives the endpoint's after fi_enable). Passed back
+	 * as hints->src_addr it picks this device again; upstream puts an
+	 * all-zero name here, and programs (fabtests' getinfo_test) expect
+	 * every entry to carry a source address. */
+	fdv_dgram_device_name(&devname, dev);
 	fd_info_copy_addr(&fi->dest_addr, &fi->dest_addrlen, NULL, 0);
+	if (fd_info_copy_addr(&fi->src_addr, &fi->src_addrlen, &devname, sizeof(devname))) {
+		fi_freeinfo(fi);
+		return NULL;
+	}
 	fd_attrs_apply(fi, &(const struct fd_attrs){
 		FD_ATTR(caps, FDV_DGRAM_CAPS),
 		FD_ATTR(mode, FI_MSG_PREFIX),
@@ -735,7 +755,8 @@ static struct fi_info *fdv_dgram_template(const struct fi_info *msg,
  * service, which this provider does not run. So the devices are the ones
  * an FI_EP_MSG lookup of the same node, service and flags finds (the
  * device that holds the local address, or that routes to the peer), and
- * the entries carry no src_addr or dest_addr: peers exchange fi_getname
+ * the entries carry no dest_addr, and as src_addr only the device's name
+ * with QP number 0 (fdv_dgram_template): peers exchange fi_getname
  * names out of band and fi_av_insert them (as fi_pingpong does over its
  * control socket). docs/fi_direct_verbs.7.md, DATAGRAM ENDPOINTS.
  */
@@ -865,6 +886,13 @@ int fdv_dgram_getinfo(uint32_t version, const char *node, const char *service,
 		}
 		fi = fd_info_narrow(version, t, hints);
 		fi_freeinfo(t);
+		/* a name given as the source comes back as the source */
+		if (fi && hints && hints->src_addr &&
+		    fd_info_copy_addr(&fi->src_addr, &fi->src_addrlen, hints->src_addr,
+				      hints->src_addrlen)) {
+			fi_freeinfo(fi);
+			fi = NULL;
+		}
 		if (fi && hints && hints->dest_addr && !fi->dest_addr) {
 			fi->dest_addr = malloc(hints->dest_addrlen);
 			if (fi->dest_addr) {

@@ -7,9 +7,11 @@
  *    port's MTU, address format FI_ADDR_IB_UD; none without FI_MSG_PREFIX
  *    in hints->mode, none when RMA is asked for; node/service choose the
  *    device (a local address with FI_SOURCE, a peer's without) and the
- *    entries carry no address; 127.0.0.1 has none; a peer's name as
+ *    entries carry no destination; 127.0.0.1 has none; a peer's name as
  *    hints->dest_addr comes back as dest_addr, a name as src_addr picks
- *    its device, bytes that are no name give none;
+ *    its device and comes back as src_addr, bytes that are no name give
+ *    none; every other entry's src_addr is its device's name with QP
+ *    number 0, which as hints->src_addr picks that device alone;
  *  - names and AVs: fi_getname (-FI_ETOOSMALL for a short buffer),
  *    fi_av_insert into an FI_AV_TABLE and an FI_AV_MAP, a name that is
  *    not ours refused with -FI_EINVAL, fi_av_lookup returns the inserted
@@ -90,6 +92,43 @@ static void check_entry(const struct fi_info *fi)
 	FDT_ASSERT(strlen(dn) > 6 && !strcmp(dn + strlen(dn) - 6, "-dgram"), "domain %s", dn);
 }
 
+/* Every entry carries a source address, as upstream's do (fabtests'
+ * getinfo_test fails an entry without): the name given in the hints, or
+ * the device's own with QP number 0 (no QP before fi_enable), which
+ * passed back as hints->src_addr picks the same device and nothing else.
+ * (Before, DGRAM entries had no src_addr.) */
+static void check_source(const struct fi_info *h, const struct fi_info *fi)
+{
+	struct fi_info *back = NULL, *again = NULL;
+	static const uint8_t zero_qpn[4];
+
+	FDT_ASSERT(fi->src_addr && fi->src_addrlen, "%s: an entry without src_addr",
+		   fi->domain_attr->name);
+	if (h->src_addr) {
+		FDT_ASSERT(fi->src_addrlen == h->src_addrlen &&
+			   !memcmp(fi->src_addr, h->src_addr, h->src_addrlen),
+			   "%s: src_addr is not the name given in the hints",
+			   fi->domain_attr->name);
+		return;
+	}
+	FDT_ASSERT(fi->src_addrlen > 20 &&
+		   !memcmp((const uint8_t *)fi->src_addr + 16, zero_qpn, sizeof(zero_qpn)),
+		   "%s: the device's name in src_addr names a QP", fi->domain_attr->name);
+	back = fi_dupinfo(h);
+	FDT_ASSERT(back, "fi_dupinfo");
+	back->src_addr = malloc(fi->src_addrlen);
+	memcpy(back->src_addr, fi->src_addr, fi->src_addrlen);
+	back->src_addrlen = fi->src_addrlen;
+	FDT_OK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, back, &again));
+	FDT_ASSERT(again && !again->next && !strcmp(again->domain_attr->name,
+						    fi->domain_attr->name),
+		   "%s: its src_addr as hints picks %s%s", fi->domain_attr->name,
+		   again ? again->domain_attr->name : "nothing",
+		   again && again->next ? " and more" : "");
+	fi_freeinfo(again);
+	fi_freeinfo(back);
+}
+
 /* The entries fi_getinfo gives for node/service/flags: each a DGRAM one
  * on device dev (when given) and with no address (a UD name exists only
  * after fi_enable); how many. */
@@ -106,9 +145,9 @@ static int named_entries(struct fi_info *h, const char *node, const char *servic
 			   "node %s, service %s, flags %#llx: an entry of %s, not of %s", node,
 			   service ? service : "-", (unsigned long long)flags,
 			   fi->domain_attr->name, dev);
-		FDT_ASSERT(!fi->src_addr && !fi->dest_addr, "node %s: an entry with an "
-			   "address (src %p, dest %p) that cannot be a UD name", node,
-			   fi->src_addr, fi->dest_addr);
+		FDT_ASSERT(!fi->dest_addr, "node %s: an entry with a destination (%p) that "
+			   "cannot be a UD name", node, fi->dest_addr);
+		check_source(h, fi);
 	}
 	fi_freeinfo(info);
 	return n;
@@ -165,6 +204,7 @@ static void name_hint_checks(const struct node *peer, const char *dev)
 	FDT_OK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info));
 	for (fi = info; fi; fi = fi->next, n++) {
 		check_entry(fi);
+		check_source(h, fi);
 		FDT_ASSERT(fi->dest_addrlen == peer->namelen && fi->dest_addr &&
 			   !memcmp(fi->dest_addr, peer->name, peer->namelen),
 			   "%s: dest_addr is not the name given in the hints",
@@ -220,6 +260,7 @@ static struct fi_info *getinfo_checks(void)
 	FDT_OK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info));
 	for (fi = info; fi; fi = fi->next, n++) {
 		check_entry(fi);
+		check_source(h, fi);
 		if (!pick || (dev0 && !strncmp(fi->domain_attr->name, dev0, strlen(dev0))))
 			pick = fi;
 	}

@@ -627,6 +627,87 @@ static void test_env(void)
 	fi_freeinfo(h);
 }
 
+/* Which side a capability belongs to (fi_endpoint(3): the transmit and
+ * receive context attributes), as fabtests' getinfo_test checks it. */
+#define TX_SIDE (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_MULTICAST | \
+		 FI_NAMED_RX_CTX | FI_HMEM | FI_COLLECTIVE | FI_SEND | FI_READ | \
+		 FI_WRITE | FI_TRIGGER | FI_FENCE | FI_RMA_PMEM)
+#define RX_SIDE (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_DIRECTED_RECV | \
+		 FI_VARIABLE_MSG | FI_HMEM | FI_COLLECTIVE | FI_RECV | \
+		 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_PMEM | FI_SOURCE | \
+		 FI_SOURCE_ERR | FI_RMA_EVENT | FI_MULTI_RECV | FI_TRIGGER)
+/* The primary capabilities an RDM request can combine. */
+static const uint64_t rdm_primary[] = {
+	FI_MSG, FI_TAGGED, FI_RMA, FI_ATOMIC, FI_DIRECTED_RECV,
+	FI_NAMED_RX_CTX, FI_COLLECTIVE,
+};
+#define N_RDM_PRIMARY (sizeof(rdm_primary) / sizeof(rdm_primary[0]))
+
+static void check_sides(const struct fi_info *fi, uint64_t asked)
+{
+	const char *what = fi->fabric_attr->prov_name;
+
+	CHECK(fi->src_addr && fi->src_addrlen, "%s %s: no src_addr", what,
+		   fi->domain_attr->name);
+	CHECK(!(fi->tx_attr->caps & ~(uint64_t)TX_SIDE), "%s: tx_attr->caps %#llx "
+		   "holds receive-side bits", what,
+		   (unsigned long long)(fi->tx_attr->caps & ~(uint64_t)TX_SIDE));
+	CHECK(!(fi->rx_attr->caps & ~(uint64_t)RX_SIDE), "%s: rx_attr->caps %#llx "
+		   "holds transmit-side bits", what,
+		   (unsigned long long)(fi->rx_attr->caps & ~(uint64_t)RX_SIDE));
+	CHECK(!(fi->rx_attr->caps & ~fi->caps), "%s: rx_attr->caps beyond caps", what);
+	CHECK((fi->caps & asked) == asked, "%s: caps %#llx lack asked %#llx", what,
+		   (unsigned long long)fi->caps, (unsigned long long)asked);
+	CHECK((fi->tx_attr->caps & asked & TX_SIDE) == (asked & TX_SIDE) &&
+		   (fi->rx_attr->caps & asked & RX_SIDE) == (asked & RX_SIDE),
+		   "%s: asked %#llx, tx_attr %#llx, rx_attr %#llx", what,
+		   (unsigned long long)asked, (unsigned long long)fi->tx_attr->caps,
+		   (unsigned long long)fi->rx_attr->caps);
+}
+
+/* Each capability on its own side, every entry with a source address,
+ * as fabtests' getinfo_test (no_hints*, caps1, caps2) checks them: with
+ * no hints (every endpoint type and layer), and for RDM every combination
+ * of its primary capabilities. Before: RDM put FI_NAMED_RX_CTX on the
+ * receive side and FI_COLLECTIVE only on the transmit side, and DGRAM
+ * entries had no src_addr. */
+static void test_caps_sides(void)
+{
+	struct fi_info *info = NULL, *fi;
+	int n = 0, served = 0;
+
+	CHECK_EQ(fi_getinfo(V117, NULL, NULL, 0, NULL, &info), 0);
+	for (fi = info; fi; fi = fi->next, n++)
+		check_sides(fi, 0);
+	fi_freeinfo(info);
+	for (unsigned m = 1; m < 1u << N_RDM_PRIMARY; m++) {
+		struct fi_info *h = fi_allocinfo();
+		uint64_t asked = 0;
+		int ret;
+
+		for (unsigned b = 0; b < N_RDM_PRIMARY; b++)
+			if (m & (1u << b))
+				asked |= rdm_primary[b];
+		h->ep_attr->type = FI_EP_RDM;
+		h->caps = asked;
+		h->mode = ~0ULL;
+		h->domain_attr->mr_mode = MR_NEEDED;
+		info = NULL;
+		ret = fi_getinfo(V117, NULL, NULL, 0, h, &info);
+		CHECK(ret == 0 || ret == -FI_ENODATA, "RDM caps %#llx: %d",
+			   (unsigned long long)asked, ret);
+		for (fi = info; fi; fi = fi->next)
+			check_sides(fi, asked);
+		served += ret == 0;
+		fi_freeinfo(info);
+		fi_freeinfo(h);
+	}
+	/* everything but a 64-bit tag format with collectives is served */
+	CHECK(served == (1 << N_RDM_PRIMARY) - 1, "RDM: %d of %d capability "
+		   "combinations served", served, (1 << N_RDM_PRIMARY) - 1);
+	printf("caps sides: %d entries without hints, %d RDM combinations\n", n, served);
+}
+
 int main(void)
 {
 	struct ibv_device **list;
@@ -665,6 +746,7 @@ int main(void)
 	test_hints();
 	test_threading();
 	test_env();
+	test_caps_sides();
 
 	if (fdt_check_failures) {
 		printf("test_getinfo: %d fdt_check_failures\n", fdt_check_failures);
