@@ -545,6 +545,10 @@ void fdm_handle_rma_done(struct fdm_ep *ep, struct fdm_tx *tx, int err);
 /* Count, report (an error whatever the selective completion) and free an
  * RMA or atomic request. */
 void fdm_rma_complete(struct fdm_ep *ep, struct fdm_tx *tx, uint64_t flags, int err);
+/* Post an atomic request's message (fdm_conn.c): fenced behind reads. */
+ssize_t fdm_atomic_post(struct fdm_conn *c, struct fdm_tx *tx);
+/* A read or atomic request of tx->conn finished (tx->ordered). */
+void fdm_conn_order_done(struct fdm_tx *tx);
 ssize_t fdm_rma_post(struct fdm_conn *c, struct fdm_tx *tx);
 /* What every RMA and atomic starts with: the domain lock, the connection
  * to dest and a free request of kind (after one progress pass if none is

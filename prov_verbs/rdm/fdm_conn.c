@@ -299,10 +299,50 @@ static ssize_t fdm_conn_post(struct fdm_conn *c, struct fdm_tx *tx, int32_t cred
 		return -FI_EAGAIN;	/* waits on the connection, in order */
 	tx->vep = c->vep;
 	fdm_hdr_set_conn(tx->buf, c->remote_id);
+	if (fdv_unlikely(tx->kind == FDM_TX_ATOMIC))
+		return fdm_atomic_post(c, tx);
 	ret = fi_send(c->vep, tx->buf, tx->wire_len, ep->vdesc, 0, tx);
 	if (fdv_likely(!ret))
 		c->tx_credits--;
 	return ret;
+}
+
+/* An atomic request is a message the target's software applies when it
+ * arrives: behind an RDMA read still running on the connection the
+ * device could deliver it, and the target apply it, before the read has
+ * fetched its data (the RC rules let later requests pass a read), so it
+ * waits for the reads with IBV_SEND_FENCE (FI_ORDER_WAR, RAR for the
+ * fetching ones). Counted until answered: RMA waits for it
+ * (fdm_rma_post). */
+ssize_t fdm_atomic_post(struct fdm_conn *c, struct fdm_tx *tx)
+{
+	struct iovec iov = { .iov_base = tx->buf, .iov_len = tx->wire_len };
+	void *desc = c->ep->vdesc;
+	struct fi_msg msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1, .context = tx,
+	};
+	uint64_t fence = c->reads_out || (tx->rma.flags & FI_FENCE) ? FI_FENCE : 0;
+	ssize_t ret = fi_sendmsg(c->vep, &msg, FI_COMPLETION | fence);
+
+	if (!ret) {
+		c->tx_credits--;
+		tx->ordered = FDM_ORD_ATOMIC;
+		c->atomics_out++;
+	}
+	return ret;
+}
+
+void fdm_conn_order_done(struct fdm_tx *tx)
+{
+	struct fdm_conn *c = tx->conn;
+
+	if (tx->ordered == FDM_ORD_READ) {
+		c->reads_out--;
+	} else if (!--c->atomics_out && !fdm_list_empty(&c->pending) &&
+		   c->state == FDM_C_CONNECTED) {
+		fdm_conn_want_flush(c);	/* RMA waited for it */
+	}
+	tx->ordered = FDM_ORD_NONE;
 }
 
 void fdm_conn_submit(struct fdm_conn *c, struct fdm_tx *tx)

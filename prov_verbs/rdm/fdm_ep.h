@@ -148,6 +148,12 @@ struct fdm_rma_op {
 	uint32_t status;		/* the target's answer: 0 or an FI_E* */
 };
 
+enum fdm_tx_order {
+	FDM_ORD_NONE,
+	FDM_ORD_READ,		/* an RDMA read the device still runs */
+	FDM_ORD_ATOMIC,		/* an atomic request not answered yet */
+};
+
 enum fdm_tx_kind {
 	FDM_TX_EAGER,		/* completes on the verbs send completion */
 	FDM_TX_RNDV,		/* completes on the peer's "rendezvous done"
@@ -174,6 +180,9 @@ struct fdm_tx {
 	uint32_t idx;
 	uint32_t gen;			/* rendezvous id = gen << 32 | idx */
 	uint32_t wire_len;		/* header + payload in buf */
+	/* FDM_ORD_*: counted in its connection's reads_out or atomics_out
+	 * from its post to its completion (fdm_conn_order_done) */
+	uint8_t ordered;
 	uint8_t *buf;			/* registered bounce buffer */
 	struct fid_mr *mr[FDM_IOV_LIMIT]; /* rendezvous: user buffers we registered */
 	struct fid_ep *vep;		/* what it was posted on */
@@ -240,6 +249,9 @@ struct fdm_conn {
 	uint64_t peer_word, peer_word_key;
 	struct fdm_name peer;
 	struct fdm_node pending;	/* txs waiting to be posted, in order */
+	/* Data order across RMA and atomics (fdm_rma_post): RDMA reads
+	 * posted and not complete, atomic requests sent and not answered */
+	uint32_t reads_out, atomics_out;
 	bool on_flush;			/* in ep->flush */
 	/* the peer's context index in its scalable endpoint (fdm_sep.c):
 	 * its listening port is its SEP's port + peer_ctx, and the AV

@@ -47,9 +47,12 @@
 			 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 /* Every operation to a peer goes out on its one RC connection in the
  * order it was submitted (one queue per connection, credits included):
- * sends, RMA and atomic requests alike. No data ordering is promised
- * beyond that (max_order_*_size 0): RMA is placed by the device, atomics
- * by the target's software when it progresses. */
+ * sends, RMA and atomic requests alike. Their data is accessed in that
+ * order too, up to the device's message size (max_order_*_size): the
+ * device keeps RAW and WAW for RMA; a write or an atomic request behind
+ * a read still running is fenced (WAR); and since atomics are applied
+ * by the target's software, RMA waits until the connection's atomics
+ * are answered (fdm_rma_post, fdm_atomic_post). */
 #define FDM_MSG_ORDER	(FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | \
 			 FI_ORDER_WAR | FI_ORDER_WAW)
 /* Upstream's generic tag format: every bit usable. The core matches a
@@ -143,9 +146,6 @@ static const struct fd_attrs fdm_rdm_attrs = {
 	FD_ATTR(ep_protocol_version, FDM_PROTO_VERSION),
 	FD_ATTR(ep_max_msg_size, FDM_MAX_MSG_SIZE),
 	FD_ATTR(ep_msg_prefix_size, 0),
-	FD_ATTR(ep_max_order_raw_size, 0),
-	FD_ATTR(ep_max_order_war_size, 0),
-	FD_ATTR(ep_max_order_waw_size, 0),
 	FD_ATTR(ep_mem_tag_format, FDM_TAG_FORMAT),
 	FD_ATTR(ep_tx_ctx_cnt, 1),
 	FD_ATTR(ep_rx_ctx_cnt, 1),
@@ -183,8 +183,16 @@ static const struct fd_attrs fdm_rdm_attrs = {
 /* Rewrite a verbs entry into the RDM entry built on it. */
 static int fdm_make_rdm(struct fi_info *fi)
 {
+	/* data order holds for what one verbs request carries (FDM_MSG_ORDER) */
+	size_t ordered = fi->ep_attr->max_msg_size;
+	int ret;
+
 	fi->handle = NULL;
-	return fd_attrs_apply(fi, &fdm_rdm_attrs);
+	ret = fd_attrs_apply(fi, &fdm_rdm_attrs);
+	fi->ep_attr->max_order_raw_size = ordered;
+	fi->ep_attr->max_order_war_size = ordered;
+	fi->ep_attr->max_order_waw_size = ordered;
+	return ret;
 }
 
 static const struct fd_size_defaults fdm_size_defaults = {

@@ -27,7 +27,20 @@ ssize_t fdm_rma_post(struct fdm_conn *c, struct fdm_tx *tx)
 	};
 	struct iovec biov;
 	void *bdesc = ep->vdesc;
+	uint64_t fence = r->flags & FI_FENCE;
+	ssize_t ret;
 
+	/* Data order (max_order_{raw,war,waw}_size, fdm_getinfo.c): an
+	 * atomic is applied by the target's software after its request
+	 * arrives, and the device would read or place later RMA before
+	 * that, so RMA waits in the connection's queue until its atomics
+	 * are answered (fdm_conn_order_done flushes it). */
+	if (fdv_unlikely(c->atomics_out))
+		return -FI_EAGAIN;
+	/* A write may pass a read still running (RC ordering): fenced
+	 * behind it (FI_ORDER_WAR). */
+	if (fdv_unlikely(c->reads_out) && r->op != FDM_RMA_READ)
+		fence = FI_FENCE;
 	tx->vep = c->vep;
 	if (r->bounce) {
 		biov.iov_base = tx->buf;
@@ -40,9 +53,15 @@ ssize_t fdm_rma_post(struct fdm_conn *c, struct fdm_tx *tx)
 		msg.desc = r->desc;
 		msg.iov_count = r->count;
 	}
-	if (r->op == FDM_RMA_READ)
-		return fi_readmsg(c->vep, &msg, FI_COMPLETION);
-	return fi_writemsg(c->vep, &msg, FI_COMPLETION | (r->flags & FI_REMOTE_CQ_DATA));
+	if (r->op != FDM_RMA_READ)
+		return fi_writemsg(c->vep, &msg, FI_COMPLETION | fence |
+				   (r->flags & FI_REMOTE_CQ_DATA));
+	ret = fi_readmsg(c->vep, &msg, FI_COMPLETION | fence);
+	if (!ret) {
+		tx->ordered = FDM_ORD_READ;
+		c->reads_out++;
+	}
+	return ret;
 }
 
 static void fdm_rma_event(struct fdm_ep *ep, struct fdm_conn *c, uint64_t what)
@@ -84,6 +103,8 @@ void fdm_handle_rma_done(struct fdm_ep *ep, struct fdm_tx *tx, int err)
 
 void fdm_rma_complete(struct fdm_ep *ep, struct fdm_tx *tx, uint64_t flags, int err)
 {
+	if (tx->ordered)
+		fdm_conn_order_done(tx);
 	fdm_count(ep, tx->cntr, err);
 	if (err)
 		fdm_cq_write_err(ep->tx_cq, tx->context, flags, err, 0, 0, 0, 0, 0);

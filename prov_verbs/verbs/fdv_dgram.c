@@ -755,10 +755,13 @@ static struct fi_info *fdv_dgram_template(const struct fi_info *msg,
  * service, which this provider does not run. So the devices are the ones
  * an FI_EP_MSG lookup of the same node, service and flags finds (the
  * device that holds the local address, or that routes to the peer), and
- * the entries carry no dest_addr, and as src_addr only the device's name
- * with QP number 0 (fdv_dgram_template): peers exchange fi_getname
- * names out of band and fi_av_insert them (as fi_pingpong does over its
- * control socket). docs/fi_direct_verbs.7.md, DATAGRAM ENDPOINTS.
+ * the entries carry as src_addr only the device's name with QP number 0
+ * (fdv_dgram_template) and, for a peer, a dest_addr of the same kind: the
+ * peer port's GID with QP number 0 (fdv_dgram_peer_name), which says where
+ * but is no endpoint (fi_av_insert refuses QP numbers below 2). Peers
+ * exchange fi_getname names out of band and fi_av_insert them (as
+ * fi_pingpong does over its control socket). docs/fi_direct_verbs.7.md,
+ * DATAGRAM ENDPOINTS.
  */
 static int fdv_dgram_devices_named(uint32_t version, const char *node, const char *service,
 				   uint64_t flags, struct fi_info **named)
@@ -794,13 +797,44 @@ static bool fdv_ud_name_valid(const void *addr, size_t len)
 	return be16toh(n.magic_be) == FDV_UD_NAME_MAGIC && !n.zero;
 }
 
-static bool fdv_info_names_domain(const struct fi_info *list, const char *name)
+static const struct fi_info *fdv_info_of_domain(const struct fi_info *list,
+						 const char *name)
 {
 	for (; list; list = list->next)
 		if (list->domain_attr && list->domain_attr->name &&
 		    !strcmp(list->domain_attr->name, name))
-			return true;
-	return false;
+			return list;
+	return NULL;
+}
+
+/* The peer that node/service named, as a UD name with QP number 0: on a
+ * RoCE port the GID is the peer's IP address (IPv4-mapped for IPv4),
+ * which the MSG lookup resolved into its entry's dest_addr. An
+ * InfiniBand port's peer GID is not derived from its IP address: false,
+ * and that device has no entry for this peer (as upstream's has none). */
+static bool fdv_dgram_peer_name(const struct fi_info *msg, const struct fdv_device_info *dev,
+				struct fdv_ud_name *n)
+{
+	const struct sockaddr *sa = msg ? msg->dest_addr : NULL;
+
+	if (!sa || dev->link_layer != IBV_LINK_LAYER_ETHERNET)
+		return false;
+	memset(n, 0, sizeof(*n));
+	if (sa->sa_family == AF_INET &&
+	    msg->dest_addrlen >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		n->gid[10] = n->gid[11] = 0xff;
+		memcpy(n->gid + 12, &in->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6 &&
+		   msg->dest_addrlen >= sizeof(struct sockaddr_in6)) {
+		memcpy(n->gid, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+	} else {
+		return false;
+	}
+	n->qkey_be = htobe32(FDV_DGRAM_QKEY);
+	n->magic_be = htobe16(FDV_UD_NAME_MAGIC);
+	return true;
 }
 
 int fdv_dgram_getinfo(uint32_t version, const char *node, const char *service,
@@ -810,11 +844,11 @@ int fdv_dgram_getinfo(uint32_t version, const char *node, const char *service,
 	const struct fdv_device_info *dev;
 	const struct fi_info *msg;
 	struct fi_info *named = NULL;
+	struct fdv_ud_name peer;
 	bool by_name = false;
 	struct fdv_params prm;
 	int found = 0, ndev = 0;
 
-	(void)flags;
 #if !FDV_EP_LAYERS
 	return -FI_ENODATA;	/* see fdv_dgram_open */
 #endif
@@ -864,7 +898,11 @@ int fdv_dgram_getinfo(uint32_t version, const char *node, const char *service,
 			continue;
 		if (dev->transport != IBV_TRANSPORT_IB)
 			continue;	/* iWARP has no UD */
-		if ((node || service || by_name) && !fdv_info_names_domain(named, dev->name))
+		if ((node || service || by_name) && !fdv_info_of_domain(named, dev->name))
+			continue;
+		/* a peer named by node: fi_getinfo(3) hands out its address */
+		if (node && !(flags & FI_SOURCE) && !(hints && hints->dest_addr) &&
+		    !fdv_dgram_peer_name(fdv_info_of_domain(named, dev->name), dev, &peer))
 			continue;
 		/* a source name is the device's own GID; a destination may
 		 * be any port of the fabric, which UD reaches from each */
@@ -890,6 +928,11 @@ int fdv_dgram_getinfo(uint32_t version, const char *node, const char *service,
 		if (fi && hints && hints->src_addr &&
 		    fd_info_copy_addr(&fi->src_addr, &fi->src_addrlen, hints->src_addr,
 				      hints->src_addrlen)) {
+			fi_freeinfo(fi);
+			fi = NULL;
+		}
+		if (fi && node && !(flags & FI_SOURCE) && !(hints && hints->dest_addr) &&
+		    fd_info_copy_addr(&fi->dest_addr, &fi->dest_addrlen, &peer, sizeof(peer))) {
 			fi_freeinfo(fi);
 			fi = NULL;
 		}

@@ -32,6 +32,7 @@
  *    the bytes cut off and the part that fits in the buffer, and the
  *    endpoint still works (a device's own length error would have moved
  *    the UD QP to the error state: on rxe nothing arrives after it). */
+#include <arpa/inet.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,9 +130,27 @@ static void check_source(const struct fi_info *h, const struct fi_info *fi)
 	fi_freeinfo(back);
 }
 
+/* A peer named by its IPv4 address (node, no FI_SOURCE) comes back as
+ * fi_getinfo(3) wants it, as dest_addr (fabtests' getinfo_test no_hints5
+ * fails an entry without): a UD name of the peer's RoCE port, its GID
+ * the IPv4-mapped address, QP number 0 since no endpoint is known.
+ * (Before, DGRAM entries for a peer had no dest_addr.) */
+static void check_peer_dest(const struct fi_info *fi, const char *node)
+{
+	uint8_t gid[16] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t zero_qpn[4];
+	const uint8_t *d = fi->dest_addr;
+
+	FDT_ASSERT(d && fi->dest_addrlen == fi->src_addrlen,
+		   "peer %s: dest_addr %p, %zu bytes", node, fi->dest_addr, fi->dest_addrlen);
+	FDT_ASSERT(inet_pton(AF_INET, node, gid + 12) == 1, "node %s is no IPv4 address", node);
+	FDT_ASSERT(!memcmp(d, gid, 16), "peer %s: dest_addr's GID is not ::ffff:%s", node, node);
+	FDT_ASSERT(!memcmp(d + 16, zero_qpn, 4), "peer %s: dest_addr names a QP", node);
+}
+
 /* The entries fi_getinfo gives for node/service/flags: each a DGRAM one
- * on device dev (when given) and with no address (a UD name exists only
- * after fi_enable); how many. */
+ * on device dev (when given), a peer as dest_addr (check_peer_dest), no
+ * endpoint's name (one exists only after fi_enable); how many. */
 static int named_entries(struct fi_info *h, const char *node, const char *service,
 			 uint64_t flags, const char *dev)
 {
@@ -145,8 +164,11 @@ static int named_entries(struct fi_info *h, const char *node, const char *servic
 			   "node %s, service %s, flags %#llx: an entry of %s, not of %s", node,
 			   service ? service : "-", (unsigned long long)flags,
 			   fi->domain_attr->name, dev);
-		FDT_ASSERT(!fi->dest_addr, "node %s: an entry with a destination (%p) that "
-			   "cannot be a UD name", node, fi->dest_addr);
+		if (node && !(flags & FI_SOURCE))
+			check_peer_dest(fi, node);
+		else
+			FDT_ASSERT(!fi->dest_addr, "node %s, flags %#llx: an entry with a "
+				   "destination", node ? node : "-", (unsigned long long)flags);
 		check_source(h, fi);
 	}
 	fi_freeinfo(info);

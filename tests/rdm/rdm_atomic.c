@@ -23,7 +23,15 @@
  *   needed, a misaligned element: error completions (FI_EACCES, FI_EINVAL
  *   for the misaligned one), memory untouched, the target still answering;
  * - bad calls: unsupported op/datatype pairs -FI_EOPNOTSUPP, bad counts
- *   and missing buffers -FI_EINVAL. */
+ *   and missing buffers -FI_EINVAL;
+ * - data order across atomics and RMA (FI_ORDER_RAW/WAR/WAW with
+ *   max_order_*_size > 0 in the entry): an fi_read posted right behind
+ *   an atomic add reads the sum, an fi_write right behind a fetch-add
+ *   lands after it (fetched the old value, the write's value stays), an
+ *   atomic add behind an fi_read does not change what the read returns,
+ *   all posted before either side progresses. (Before, RMA went to the
+ *   device at once and passed the atomics the target applies in
+ *   software: the read saw the old value.) */
 #include <complex.h>
 #include <poll.h>
 #include <pthread.h>
@@ -969,6 +977,84 @@ static void check_thread_safe(void)
 
 /* ---- setup ---- */
 
+#ifndef FDT_UPSTREAM
+/* Both completions of two requests posted back to back, in any order. */
+static void wait_pair(struct fi_context *c1, struct fi_context *c2, const char *what)
+{
+	int seen = 0;
+
+	for (int i = 0; i < 2; i++) {
+		struct rdmt_comp c;
+
+		rdmt_wait(A.cq, &c);
+		FDT_ASSERT(!c.err, "%s: error completion %d (%s)", what, c.err,
+			   fi_strerror(c.err));
+		FDT_ASSERT(c.e.op_context == c1 || c.e.op_context == c2,
+			   "%s: completion of context %p", what, c.e.op_context);
+		seen |= c.e.op_context == c1 ? 1 : 2;
+	}
+	FDT_ASSERT(seen == 3, "%s: one request completed twice", what);
+}
+
+static void check_data_order(void)
+{
+	volatile uint64_t *w = (volatile uint64_t *)(void *)target;
+	struct fi_context c1, c2;
+	uint64_t got, old, v;
+
+	FDT_ASSERT((dom.info->tx_attr->msg_order & (FI_ORDER_RAW | FI_ORDER_WAR |
+						    FI_ORDER_WAW)) ==
+		   (FI_ORDER_RAW | FI_ORDER_WAR | FI_ORDER_WAW) &&
+		   dom.info->ep_attr->max_order_raw_size >= 8 &&
+		   dom.info->ep_attr->max_order_war_size >= 8 &&
+		   dom.info->ep_attr->max_order_waw_size >= 8,
+		   "msg_order %#llx, data order sizes %zu/%zu/%zu",
+		   (unsigned long long)dom.info->tx_attr->msg_order,
+		   dom.info->ep_attr->max_order_raw_size,
+		   dom.info->ep_attr->max_order_war_size,
+		   dom.info->ep_attr->max_order_waw_size);
+	for (uint64_t i = 1; i <= 20; i++) {
+		/* read after an atomic write */
+		w[0] = 1000;
+		v = i;
+		got = 0;
+		RDMT_POST(fi_atomic(A.ep, &v, 1, NULL, a2b, raddr, rkey, FI_UINT64, FI_SUM,
+				    &c1));
+		RDMT_POST(fi_read(A.ep, &got, 8, NULL, a2b, raddr, rkey, &c2));
+		wait_pair(&c1, &c2, "atomic add, then read");
+		FDT_ASSERT(got == 1000 + i && w[0] == 1000 + i,
+			   "round %llu: read %llu behind an add of %llu to 1000 (now %llu)",
+			   (unsigned long long)i, (unsigned long long)got,
+			   (unsigned long long)i, (unsigned long long)w[0]);
+		/* write after an atomic read-modify-write */
+		w[1] = 7;
+		v = 1;
+		old = 0;
+		got = 500 + i;
+		RDMT_POST(fi_fetch_atomic(A.ep, &v, 1, NULL, &old, NULL, a2b, raddr + 8, rkey,
+					  FI_UINT64, FI_SUM, &c1));
+		RDMT_POST(fi_write(A.ep, &got, 8, NULL, a2b, raddr + 8, rkey, &c2));
+		wait_pair(&c1, &c2, "fetch-add, then write");
+		FDT_ASSERT(old == 7 && w[1] == 500 + i,
+			   "round %llu: fetch-add fetched %llu (7), then a write of %llu "
+			   "left %llu", (unsigned long long)i, (unsigned long long)old,
+			   (unsigned long long)(500 + i), (unsigned long long)w[1]);
+		/* an atomic write after a read */
+		w[2] = 9;
+		got = 0;
+		v = 5;
+		RDMT_POST(fi_read(A.ep, &got, 8, NULL, a2b, raddr + 16, rkey, &c1));
+		RDMT_POST(fi_atomic(A.ep, &v, 1, NULL, a2b, raddr + 16, rkey, FI_UINT64,
+				    FI_SUM, &c2));
+		wait_pair(&c1, &c2, "read, then atomic add");
+		FDT_ASSERT(got == 9 && w[2] == 14, "round %llu: read %llu (9) before an add "
+			   "of 5, now %llu", (unsigned long long)i, (unsigned long long)got,
+			   (unsigned long long)w[2]);
+	}
+	printf("data order: read after add, write after fetch-add, add after read (20 each)\n");
+}
+#endif
+
 static void open_target(void)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
@@ -1005,7 +1091,7 @@ int main(void)
 	/* children first: no verbs state may be inherited */
 	for (int i = 0; i < NCHILD; i++)
 		pids[i] = rdmt_spawn(child_main, NULL, &to_child[i], &from_child[i]);
-	hints = rdmt_hints(FI_MSG | FI_TAGGED | FI_ATOMIC | FI_RMA_EVENT);
+	hints = rdmt_hints(FI_MSG | FI_TAGGED | FI_ATOMIC | FI_RMA | FI_RMA_EVENT);
 #ifdef FDT_UPSTREAM
 	hints->caps &= ~FI_RMA_EVENT;
 #endif
@@ -1046,6 +1132,9 @@ int main(void)
 	check_symmetric();
 	check_atomicity(pids);
 	check_thread_safe();
+#ifndef FDT_UPSTREAM	/* fdm_rma_post's rule; upstream's is not checked here */
+	check_data_order();
+#endif
 
 	FDT_OK(fi_close(&mr->fid));
 	FDT_OK(fi_close(&ro_mr->fid));
