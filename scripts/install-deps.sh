@@ -25,6 +25,9 @@ pkgs=(
   # dpkg-source; of mpich's build dependencies only hwloc is needed by the
   # lean configure used here (no Fortran, no docs, no ROMIO)
   dpkg-dev libhwloc-dev time
+  # upstream fabtests from the same source package (tests/fabtests): its
+  # tarball there has no configure, autogen.sh makes one
+  autoconf automake libtool
 )
 [ "${FD_DEPS_EXTRA:-}" ] && pkgs+=(${FD_DEPS_EXTRA})
 

@@ -4,7 +4,8 @@
 # one Soft-RoCE VM session (tests/rxe/run), then the link-fault test on two
 # VMs joined by a wire (tests/rxe/run2), then MPICH 4.0.2 built against
 # the direct build and MPICH's own tests of tests/mpich/ci-tests on
-# Soft-RoCE (tests/mpich/ci.sh).
+# Soft-RoCE (tests/mpich/ci.sh), then upstream's fabtests from the same
+# source package on the drop-in (tests/fabtests/ci.sh).
 #
 #   tests/run-all.sh                      everything
 #   FD_SKIP_DEVICE=1 tests/run-all.sh     host tests only (device tests then
@@ -82,8 +83,10 @@ if [ "${FD_SKIP_DEVICE:-0}" != 1 ]; then
   mkdir -p build
   stamp "MPICH build started in the background (nice 19): build/mpich-build.log"
   set -m  # its own process group, so that an early exit can stop all of it
-  FD_MPICH_NO_VM=1 nice -n 19 ionice -c 3 tests/mpich/ci.sh "$root/build/direct" \
-    > build/mpich-build.log 2>&1 &
+  # fabtests (upstream's, from the same source package) build after it
+  { FD_MPICH_NO_VM=1 nice -n 19 ionice -c 3 tests/mpich/ci.sh "$root/build/direct" &&
+    nice -n 19 ionice -c 3 tests/fabtests/build.sh build/mpich/src/mpich-4.0.2 build/fabtests
+  } > build/mpich-build.log 2>&1 &
   mpich_pid=$!
   set +m
   trap '[ -z "$mpich_pid" ] || kill -- -"$mpich_pid" 2>/dev/null || true' EXIT
@@ -145,5 +148,10 @@ mpich_pid=
 sed 's/^/  /' build/mpich-build.log
 stamp "MPICH on the direct build (tests/mpich/ci.sh)"
 FD_MPICH_TIMEOUT=${FD_MPICH_TIMEOUT:-2400} tests/mpich/ci.sh "$root/build/direct"
+
+# Upstream fabtests, unmodified, on the OFF build's drop-in libfabric.so.1
+# (the lines of tests/fabtests/ci-list; built in the background above)
+stamp "fabtests on the drop-in (tests/fabtests/ci.sh)"
+tests/fabtests/ci.sh "$root/build/off"
 
 stamp "all tests passed"
