@@ -746,18 +746,8 @@ static struct fi_ops_ep fdm_ep_ops = {
 	.tx_size_left = fdm_ep_tx_size_left,
 };
 
-static struct fi_ops_cm fdm_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = fd_no_cm_setname,
-	.getname = fdm_ep_getname,
-	.getpeer = fd_no_cm_getpeer,
-	.connect = fd_no_cm_connect,
-	.listen = fd_no_cm_listen,
-	.accept = fd_no_cm_accept,
-	.reject = fd_no_cm_reject,
-	.shutdown = fd_no_cm_shutdown,
-	.join = fdm_coll_join,
-};
+static struct fi_ops_cm fdm_cm_ops =
+	FD_CM_OPS_CONNECTIONLESS(fdm_ep_getname, fdm_coll_join);
 
 int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep_out, void *context)

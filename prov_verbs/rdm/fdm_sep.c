@@ -362,18 +362,8 @@ static int fdm_sep_ctx_getname(fid_t fid, void *addr, size_t *addrlen)
 	return fdm_sep_getname_of(s, addr, addrlen);
 }
 
-static struct fi_ops_cm fdm_sep_ctx_cm = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = fd_no_cm_setname,
-	.getname = fdm_sep_ctx_getname,
-	.getpeer = fd_no_cm_getpeer,
-	.connect = fd_no_cm_connect,
-	.listen = fd_no_cm_listen,
-	.accept = fd_no_cm_accept,
-	.reject = fd_no_cm_reject,
-	.shutdown = fd_no_cm_shutdown,
-	.join = fd_no_cm_join,
-};
+static struct fi_ops_cm fdm_sep_ctx_cm =
+	FD_CM_OPS_CONNECTIONLESS(fdm_sep_ctx_getname, fd_no_cm_join);
 
 /* FI_GETOPSFLAG / FI_SETOPSFLAG on a context: its own direction only. */
 static int fdm_sep_ctx_opsflag(struct fdm_sep *s, struct fdm_ep *e, bool tx, int command,
@@ -711,18 +701,8 @@ static struct fi_ops_ep fdm_sep_ep_ops = {
 	.tx_size_left = fd_no_ep_tx_size_left,
 };
 
-static struct fi_ops_cm fdm_sep_cm = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = fd_no_cm_setname,
-	.getname = fdm_sep_getname,
-	.getpeer = fd_no_cm_getpeer,
-	.connect = fd_no_cm_connect,
-	.listen = fd_no_cm_listen,
-	.accept = fd_no_cm_accept,
-	.reject = fd_no_cm_reject,
-	.shutdown = fd_no_cm_shutdown,
-	.join = fd_no_cm_join,
-};
+static struct fi_ops_cm fdm_sep_cm =
+	FD_CM_OPS_CONNECTIONLESS(fdm_sep_getname, fd_no_cm_join);
 
 /* The pairs' info: one context each, no collectives (their tag bit and
  * joins are for plain endpoints), a source address whose port the SEP

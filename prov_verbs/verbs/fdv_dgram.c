@@ -586,18 +586,8 @@ static int fdv_dgram_close(struct fid *fid)
 static struct fi_ops fdv_dgram_fid_ops =
 	FD_FI_OPS(fdv_dgram_close, fdv_dgram_bind, fdv_dgram_control, fd_no_fid_tostr);
 
-static struct fi_ops_cm fdv_dgram_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = fd_no_cm_setname,
-	.getname = fdv_dgram_getname,
-	.getpeer = fd_no_cm_getpeer,
-	.connect = fd_no_cm_connect,
-	.listen = fd_no_cm_listen,
-	.accept = fd_no_cm_accept,
-	.reject = fd_no_cm_reject,
-	.shutdown = fd_no_cm_shutdown,
-	.join = fd_no_cm_join,
-};
+static struct fi_ops_cm fdv_dgram_cm_ops =
+	FD_CM_OPS_CONNECTIONLESS(fdv_dgram_getname, fd_no_cm_join);
 
 static size_t fdv_mtu_of(enum ibv_mtu mtu)
 {

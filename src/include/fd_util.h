@@ -48,6 +48,22 @@ extern "C" {
 	.ops_set = fd_no_fid_ops_set,					\
 }
 
+/* The fi_ops_cm of a connectionless endpoint (RDM, DGRAM, a scalable
+ * endpoint's context): it has a name and maybe joins; connection
+ * management calls are -FI_ENOSYS. */
+#define FD_CM_OPS_CONNECTIONLESS(getname_fn, join_fn) {			\
+	.size = sizeof(struct fi_ops_cm),				\
+	.setname = fd_no_cm_setname,					\
+	.getname = (getname_fn),					\
+	.getpeer = fd_no_cm_getpeer,					\
+	.connect = fd_no_cm_connect,					\
+	.listen = fd_no_cm_listen,					\
+	.accept = fd_no_cm_accept,					\
+	.reject = fd_no_cm_reject,					\
+	.shutdown = fd_no_cm_shutdown,					\
+	.join = (join_fn),						\
+}
+
 /* The fid at the head of every object: class, the application's context,
  * the fi_ops (close, bind, control...). */
 static inline void fd_fid_init(struct fid *fid, size_t fclass, void *context,
