@@ -4,6 +4,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 
+#include "fd_core.h"
 #include "fd_util.h"
 
 int fd_opt_get_cm_data_size(int level, int optname, void *optval, size_t *optlen,
@@ -28,6 +29,14 @@ int fd_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
 	if (flags)
 		return -FI_EBADFLAGS;
 	return fabric->ops->domain(fabric, info, domain, context);
+}
+
+void fd_fabric_init(struct fid_fabric *fabric, const struct fi_fabric_attr *attr,
+		    void *context, struct fi_ops *fid_ops, struct fi_ops_fabric *ops)
+{
+	fd_fid_init(&fabric->fid, FI_CLASS_FABRIC, context, fid_ops);
+	fabric->ops = ops;
+	fabric->api_version = attr->api_version ? attr->api_version : FD_API_VERSION;
 }
 
 int fd_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,

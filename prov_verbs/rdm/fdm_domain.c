@@ -35,17 +35,11 @@ static int fdm_fabric_close(struct fid *fid)
 static struct fi_ops fdm_fabric_fi_ops =
 	FD_FI_OPS(fdm_fabric_close, fd_no_fid_bind, fd_no_fid_control, fd_no_fid_tostr);
 
-static struct fi_ops_fabric fdm_fabric_ops = {
-	.size = sizeof(struct fi_ops_fabric),
-	.domain = fdm_domain_open,
-	.passive_ep = fd_no_fabric_passive_ep,
-	.eq_open = fdm_eq_open,
-	.wait_open = fd_wait_open,	/* the core's wait sets (fd_sets.h) */
-	.trywait = fd_trywait,	/* the layer's CQs, counters, EQs: their
-				 * fd_waitable (fdm_cq_trywait: every endpoint of
-				 * the domain idle and armed, nothing queued) */
-	.domain2 = fd_no_fabric_domain2,
-};
+/* Wait sets: the core's (fd_sets.h). fi_trywait takes the layer's CQs,
+ * counters and EQs through their fd_waitable (fdm_cq_trywait: every
+ * endpoint of the domain idle and armed, nothing queued). */
+static struct fi_ops_fabric fdm_fabric_ops =
+	FD_FABRIC_OPS(fdm_domain_open, fd_no_fabric_passive_ep, fdm_eq_open, fd_wait_open);
 
 int fdm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context)
@@ -62,9 +56,7 @@ int fdm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		free(f);
 		return ret;
 	}
-	fd_fid_init(&f->fabric_fid.fid, FI_CLASS_FABRIC, context, &fdm_fabric_fi_ops);
-	f->fabric_fid.ops = &fdm_fabric_ops;
-	f->fabric_fid.api_version = attr->api_version;
+	fd_fabric_init(&f->fabric_fid, attr, context, &fdm_fabric_fi_ops, &fdm_fabric_ops);
 	*fabric = &f->fabric_fid;
 	return 0;
 }

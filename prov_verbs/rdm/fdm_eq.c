@@ -64,10 +64,7 @@ int fdm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 
 	if (!fabric || !eq_out)
 		return -FI_EINVAL;
-	/* The RDM fabric keeps no API version: readerr honours the caller's
-	 * err_data buffer (1.5 and later), which the layer's errors leave
-	 * empty either way. */
-	ret = fd_eq_new(sizeof(struct fdm_eq), attr, FD_API_VERSION, &fdm_eq_class,
+	ret = fd_eq_new(sizeof(struct fdm_eq), attr, fabric->api_version, &fdm_eq_class,
 			context, &eq);
 	if (!ret)
 		*eq_out = &eq->eq_fid;

@@ -66,7 +66,6 @@
 struct fdr_fabric {
 	struct fid_fabric fabric_fid;
 	struct fid_fabric *ifab;	/* the verbs fabric */
-	uint32_t version;
 	atomic_int refs;
 };
 

@@ -28,16 +28,10 @@ static int fdr_fabric_close(struct fid *fid)
 static struct fi_ops fdr_fabric_fid_ops =
 	FD_FI_OPS(fdr_fabric_close, fd_no_fid_bind, fd_no_fid_control, NULL);
 
-static struct fi_ops_fabric fdr_fabric_ops = {
-	.size = sizeof(struct fi_ops_fabric),
-	.domain = fdr_domain_open,
-	.passive_ep = fdr_pep_open,
-	.eq_open = fdr_eq_open,
-	.wait_open = fd_no_fabric_wait_open,
-	.trywait = fd_trywait,	/* its EQs; an endpoint is waited for through
-				 * its FI_GETWAIT fd */
-	.domain2 = fd_fabric_domain2,
-};
+/* No wait sets; fi_trywait takes its EQs, and an endpoint is waited for
+ * through its FI_GETWAIT fd. */
+static struct fi_ops_fabric fdr_fabric_ops =
+	FD_FABRIC_OPS(fdr_domain_open, fdr_pep_open, fdr_eq_open, fd_no_fabric_wait_open);
 
 int fdr_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context)
@@ -59,10 +53,8 @@ int fdr_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		free(fab);
 		return ret;
 	}
-	fab->version = attr->api_version ? attr->api_version : FD_API_VERSION;
-	fd_fid_init(&fab->fabric_fid.fid, FI_CLASS_FABRIC, context, &fdr_fabric_fid_ops);
-	fab->fabric_fid.ops = &fdr_fabric_ops;
-	fab->fabric_fid.api_version = fab->version;
+	fd_fabric_init(&fab->fabric_fid, attr, context, &fdr_fabric_fid_ops,
+		       &fdr_fabric_ops);
 	*fabric = &fab->fabric_fid;
 	return 0;
 }

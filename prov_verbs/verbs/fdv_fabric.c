@@ -22,15 +22,9 @@ static int fdv_fabric_close(struct fid *fid)
 static struct fi_ops fdv_fabric_fid_ops =
 	FD_FI_OPS(fdv_fabric_close, fd_no_fid_bind, fd_no_fid_control, NULL);
 
-static struct fi_ops_fabric fdv_fabric_ops = {
-	.size = sizeof(struct fi_ops_fabric),
-	.domain = fdv_domain_open,
-	.passive_ep = fdv_pep_open,
-	.eq_open = fdv_eq_open,
-	.wait_open = fd_wait_open,	/* the core's wait sets (fd_sets.h) */
-	.trywait = fd_trywait,
-	.domain2 = fd_fabric_domain2,
-};
+/* Wait sets: the core's (fd_sets.h). */
+static struct fi_ops_fabric fdv_fabric_ops =
+	FD_FABRIC_OPS(fdv_domain_open, fdv_pep_open, fdv_eq_open, fd_wait_open);
 
 int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context)
@@ -46,10 +40,8 @@ int fdv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		free(fab);
 		return -FI_ENOMEM;
 	}
-	fab->version = attr->api_version ? attr->api_version : FD_API_VERSION;
-	fd_fid_init(&fab->fabric_fid.fid, FI_CLASS_FABRIC, context, &fdv_fabric_fid_ops);
-	fab->fabric_fid.ops = &fdv_fabric_ops;
-	fab->fabric_fid.api_version = fab->version;
+	fd_fabric_init(&fab->fabric_fid, attr, context, &fdv_fabric_fid_ops,
+		       &fdv_fabric_ops);
 	*fabric = &fab->fabric_fid;
 	return 0;
 }

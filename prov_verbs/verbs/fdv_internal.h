@@ -41,7 +41,6 @@
 
 struct fdv_fabric {
 	struct fid_fabric fabric_fid;
-	uint32_t version;
 	atomic_int refs;
 	char *name;
 };

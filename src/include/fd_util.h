@@ -64,6 +64,19 @@ extern "C" {
 	.join = (join_fn),						\
 }
 
+/* The fi_ops_fabric of every fabric in the tree: its own domain, passive
+ * endpoint, EQ and wait-set opens; fi_trywait through the core's
+ * fd_waitable (fd_sets.h) and fi_domain2 taking no flags. */
+#define FD_FABRIC_OPS(domain_fn, passive_ep_fn, eq_open_fn, wait_open_fn) {	\
+	.size = sizeof(struct fi_ops_fabric),				\
+	.domain = (domain_fn),						\
+	.passive_ep = (passive_ep_fn),					\
+	.eq_open = (eq_open_fn),					\
+	.wait_open = (wait_open_fn),					\
+	.trywait = fd_trywait,						\
+	.domain2 = fd_fabric_domain2,					\
+}
+
 /* The fid at the head of every object: class, the application's context,
  * the fi_ops (close, bind, control...). */
 static inline void fd_fid_init(struct fid *fid, size_t fclass, void *context,
@@ -207,6 +220,13 @@ int fd_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
 		      struct fid_domain **domain, uint64_t flags, void *context);
 int fd_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **ep, uint64_t flags, void *context);
+
+/* The fid of a fabric just allocated: class, context, ops, and the API
+ * version it was opened for (the library's own when the attributes name
+ * none), which the EQs opened on it keep: an EQ of an application built
+ * for 1.4 must not write the 1.5 error-entry fields. src/fd_util.c. */
+void fd_fabric_init(struct fid_fabric *fabric, const struct fi_fabric_attr *attr,
+		    void *context, struct fi_ops *fid_ops, struct fi_ops_fabric *ops);
 
 /* fi_getopt of an endpoint whose one option is FI_OPT_CM_DATA_SIZE (max):
  * -FI_ENOPROTOOPT for any other, -FI_ETOOSMALL (and *optlen the size

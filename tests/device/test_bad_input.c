@@ -218,6 +218,30 @@ static long tostr_r_zero(struct bi *c)
 	return holds((r == NULL || r == b) && !strcmp(b, "abc"));
 }
 
+/* A fabric keeps the API version it was opened for (the library's for
+ * none); fi_domain2 opens a domain with flags 0 and refuses others. */
+static long fabric_row(struct bi *c, uint32_t version, uint64_t flags)
+{
+	struct fi_fabric_attr attr = *c->s->info->fabric_attr;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	long rc;
+
+	attr.api_version = version;
+	rc = fi_fabric(&attr, &fab, NULL);
+	if (rc)
+		return rc;
+	if (fab->api_version != (version ? version : fi_version())) {
+		rc = -FI_EOTHER;
+	} else {
+		rc = fi_domain2(fab, c->s->info, &dom, flags, NULL);
+		if (!rc)
+			rc = fi_close(&dom->fid);
+	}
+	fi_close(&fab->fid);
+	return rc;
+}
+
 #define GLOBAL_ROWS(R)							\
 	R(getinfo_null_out, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, NULL, NULL), -FI_EINVAL) \
 	R(getinfo_version_2_0, version_row(), -FI_ENOSYS)		\
@@ -239,6 +263,9 @@ static long tostr_r_zero(struct bi *c)
 	R(freeinfo_null, (fi_freeinfo(NULL), 0), 0)			\
 	R(fabric_null_attr, fi_fabric(NULL, &(struct fid_fabric *){ NULL }, NULL), -FI_EINVAL) \
 	R(fabric_null_out, fi_fabric(c->s->info->fabric_attr, NULL, NULL), -FI_EINVAL) \
+	R(fabric_version_none, fabric_row(c, 0, 0), 0)			\
+	R(fabric_version_1_4, fabric_row(c, FI_VERSION(1, 4), 0), 0)	\
+	R(domain2_bad_flags, fabric_row(c, 0, BAD_FLAG), -FI_EBADFLAGS)	\
 	R(strerror_unknown, holds(fi_strerror(123456) != NULL), 0)	\
 	R(strerror_negative, holds(fi_strerror(-5) != NULL), 0)		\
 	R(tostr_null_data, holds(fi_tostr(NULL, FI_TYPE_INFO) != NULL), 0) \

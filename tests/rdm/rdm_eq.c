@@ -10,7 +10,10 @@
  * - a thread writes while this one sleeps in poll() on the fd, and again
  *   while it sleeps in fi_eq_sread: both wake with the event, well before
  *   their timeouts;
- * - fi_trywait with no objects, a NULL list, a NULL entry. */
+ * - fi_trywait with no objects, a NULL list, a NULL entry;
+ * - the fabric keeps the API version it was opened for (the library's
+ *   when none is named; the layer's EQs read errors by it), and
+ *   fi_domain2 opens a domain without flags and refuses any. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -139,6 +142,29 @@ static void one_eq(enum fi_wait_obj wait_obj)
 	FDT_OK(fi_close(fid));
 }
 
+#ifndef FDT_UPSTREAM
+static void check_fabric(uint32_t version)
+{
+	struct fi_fabric_attr attr = *dom.info->fabric_attr;
+	struct fid_fabric *fab;
+	struct fid_domain *d;
+	struct fid_eq *eq;
+	struct fi_eq_attr eq_attr = { .size = 8, .wait_obj = FI_WAIT_NONE };
+
+	attr.api_version = version;
+	FDT_OK(fi_fabric(&attr, &fab, NULL));
+	FDT_ASSERT(fab->api_version == (version ? version : fi_version()),
+		  "fabric opened for %#x reports API version %#x", version,
+		  fab->api_version);
+	FDT_EXPECT(fi_domain2(fab, dom.info, &d, 1ULL << 50, NULL), -FI_EBADFLAGS);
+	FDT_OK(fi_domain2(fab, dom.info, &d, 0, NULL));
+	FDT_OK(fi_eq_open(fab, &eq_attr, &eq, NULL));
+	FDT_OK(fi_close(&eq->fid));
+	FDT_OK(fi_close(&d->fid));
+	FDT_OK(fi_close(&fab->fid));
+}
+#endif
+
 int main(void)
 {
 	struct fi_info *hints = rdmt_hints(FI_MSG | FI_TAGGED);
@@ -157,6 +183,9 @@ int main(void)
 		FDT_EXPECT(fi_trywait(dom.fabric, NULL, 1), -FI_EINVAL);
 		FDT_EXPECT(fi_trywait(dom.fabric, &none, 1), -FI_EINVAL);
 	}
+	check_fabric(0);
+	check_fabric(FI_VERSION(1, 4));
+	check_fabric(FI_VERSION(1, 17));
 #endif
 	rdmt_dom_close(&dom);
 	return rdmt_pass("rdm_eq");
