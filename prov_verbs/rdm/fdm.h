@@ -549,6 +549,13 @@ void fdm_rma_complete(struct fdm_ep *ep, struct fdm_tx *tx, uint64_t flags, int 
 ssize_t fdm_atomic_post(struct fdm_conn *c, struct fdm_tx *tx);
 /* A read or atomic request of tx->conn finished (tx->ordered). */
 void fdm_conn_order_done(struct fdm_tx *tx);
+/* Whether a request sent to the peer earlier may still write local
+ * memory (an RDMA read posted, an atomic not answered) or has not left
+ * (queued): what a FI_FENCE message waits for. */
+static inline bool fdm_conn_fence_busy(const struct fdm_conn *c)
+{
+	return c->reads_out || c->atomics_out || !fdm_list_empty(&c->pending);
+}
 ssize_t fdm_rma_post(struct fdm_conn *c, struct fdm_tx *tx);
 /* What every RMA and atomic starts with: the domain lock, the connection
  * to dest and a free request of kind (after one progress pass if none is

@@ -23,7 +23,7 @@ void fdm_ep_fast_update(struct fdm_ep *ep)
 	bool on = ep->enabled && !ep->domain->locked;
 
 	ep->tx_fast = on && !(ep->tx_op_flags & (FI_INJECT | FI_REMOTE_CQ_DATA |
-						  FI_DELIVERY_COMPLETE));
+						  FI_DELIVERY_COMPLETE | FI_FENCE));
 	ep->tx_report = !(ep->tx_cq_flags & FI_SELECTIVE_COMPLETION) ||
 		(ep->tx_op_flags & FI_COMPLETION);
 	ep->rx_fast = on && !(ep->rx_op_flags & (FI_MULTI_RECV | FI_PEEK | FI_CLAIM));

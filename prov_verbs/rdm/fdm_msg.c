@@ -164,6 +164,17 @@ static ssize_t fdm_send_common(struct fdm_ep *ep, const struct iovec *iov,
 		fdm_unlock(d);
 		return err;
 	}
+	/* FI_FENCE: an RDMA read or a fetching atomic ahead of this message
+	 * may still be writing the buffer it carries, which an eager send
+	 * copies now and a rendezvous lets the peer read later; so the
+	 * message waits (-FI_EAGAIN) until nothing of the kind is out. */
+	if (fdv_unlikely(flags & FI_FENCE) && fdm_conn_fence_busy(conn)) {
+		fdm_ep_progress(ep);
+		if (fdm_conn_fence_busy(conn)) {
+			fdm_unlock(d);
+			return -FI_EAGAIN;
+		}
+	}
 	tx = fdm_tx_get_app(ep);
 	if (fdv_unlikely(!tx)) {
 		fdm_ep_progress(ep);

@@ -31,7 +31,11 @@
  *   atomic add behind an fi_read does not change what the read returns,
  *   all posted before either side progresses. (Before, RMA went to the
  *   device at once and passed the atomics the target applies in
- *   software: the read saw the old value.) */
+ *   software: the read saw the old value.)
+ * - FI_FENCE on a tagged send right behind an fi_read (eager and
+ *   rendezvous sizes) or a fetch-add into the buffer it sends: the peer
+ *   receives what the read or the atomic put there. (Before, FI_FENCE on
+ *   sends was accepted and ignored: the message carried the old bytes.) */
 #include <complex.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1053,6 +1057,80 @@ static void check_data_order(void)
 	}
 	printf("data order: read after add, write after fetch-add, add after read (20 each)\n");
 }
+
+/* FI_FENCE on a send: the message carries what the read or the fetching
+ * atomic ahead of it put in the buffer it sends. An eager send copies its
+ * buffer when posted and a rendezvous lets the peer read it later, so an
+ * unfenced one may carry the buffer's old bytes. */
+static void check_send_fence(void)
+{
+	const size_t off = 32u << 10, sizes[] = { 1024, 24u << 10 };
+	uint8_t *src, *dst;
+	struct fid_mr *src_mr, *dst_mr;
+	struct fi_context rd, sd, rv;
+	struct rdmt_comp c;
+	uint64_t res, v = 1;
+
+	FDT_ASSERT(!posix_memalign((void **)&src, 4096, 24u << 10) &&
+		   !posix_memalign((void **)&dst, 4096, 24u << 10), "out of memory");
+	(void)reg(src, 24u << 10, FI_READ | FI_WRITE | FI_SEND, &src_mr);
+	(void)reg_in(dom.domain, dst, 24u << 10, FI_RECV, &dst_mr);
+	for (int round = 0; round < 10; round++) {
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			size_t n = sizes[k];
+			void *sdesc = fi_mr_desc(src_mr);
+			struct iovec iov = { src, n };
+			struct fi_msg_tagged m = {
+				.msg_iov = &iov, .desc = &sdesc, .iov_count = 1,
+				.addr = a2b, .tag = 0xfe0 + k, .context = &sd,
+			};
+
+			memset(target + off, 'a' + round, n);
+			memset(src, 0, n);
+			memset(dst, 0xff, n);
+			RDMT_POST(fi_trecv(B.ep, dst, n, fi_mr_desc(dst_mr), FI_ADDR_UNSPEC,
+					   0xfe0 + k, 0, &rv));
+			RDMT_POST(fi_read(A.ep, src, n, fi_mr_desc(src_mr), a2b, raddr + off,
+					  rkey, &rd));
+			RDMT_POST(fi_tsendmsg(A.ep, &m, FI_FENCE | FI_COMPLETION));
+			wait_pair(&rd, &sd, "read, then fenced send");
+			rdmt_wait(B.cq, &c);
+			rdmt_check_recv(&c, &rv, FI_TAGGED | FI_RECV, n, 0xfe0 + k);
+			for (size_t i = 0; i < n; i++)
+				FDT_ASSERT(dst[i] == 'a' + round, "round %d, %zu B: byte %zu "
+					   "of a fenced send behind a read is %#x, not %#x",
+					   round, n, i, dst[i], 'a' + round);
+		}
+		/* behind a fetching atomic, whose answer fills res */
+		*(volatile uint64_t *)(void *)(target + off) = 77 + round;
+		res = 0;
+		RDMT_POST(fi_trecv(B.ep, dst, 8, fi_mr_desc(dst_mr), FI_ADDR_UNSPEC, 0xfef, 0,
+				   &rv));
+		RDMT_POST(fi_fetch_atomic(A.ep, &v, 1, NULL, &res, NULL, a2b, raddr + off,
+					  rkey, FI_UINT64, FI_SUM, &rd));
+		{
+			struct iovec iov = { &res, 8 };
+			struct fi_msg_tagged m = {
+				.msg_iov = &iov, .iov_count = 1, .addr = a2b, .tag = 0xfef,
+				.context = &sd,
+			};
+
+			RDMT_POST(fi_tsendmsg(A.ep, &m, FI_FENCE | FI_COMPLETION));
+		}
+		wait_pair(&rd, &sd, "fetch-add, then fenced send");
+		rdmt_wait(B.cq, &c);
+		rdmt_check_recv(&c, &rv, FI_TAGGED | FI_RECV, 8, 0xfef);
+		memcpy(&res, dst, 8);
+		FDT_ASSERT(res == 77u + (unsigned)round, "round %d: a fenced send behind a "
+			   "fetch-add carried %llu, not the fetched %d", round,
+			   (unsigned long long)res, 77 + round);
+	}
+	FDT_OK(fi_close(&src_mr->fid));
+	FDT_OK(fi_close(&dst_mr->fid));
+	free(src);
+	free(dst);
+	printf("send fence: eager and rendezvous behind a read, eager behind a fetch-add (10 each)\n");
+}
 #endif
 
 static void open_target(void)
@@ -1134,6 +1212,7 @@ int main(void)
 	check_thread_safe();
 #ifndef FDT_UPSTREAM	/* fdm_rma_post's rule; upstream's is not checked here */
 	check_data_order();
+	check_send_fence();
 #endif
 
 	FDT_OK(fi_close(&mr->fid));
