@@ -130,7 +130,7 @@ int fdr_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	if (!fabric || !eq_out)
 		return -FI_EINVAL;
 	fab = fd_container_of(fabric, struct fdr_fabric, fabric_fid);
-	ret = fd_eq_new(sizeof(*eq), attr, fab->fabric_fid.api_version, &fdr_eq_class, context, &core);
+	ret = fd_eq_new(sizeof(*eq), attr, fabric->api_version, &fdr_eq_class, context, &core);
 	if (ret)
 		return ret;
 	eq = fd_container_of(core, struct fdr_eq, core);

@@ -145,7 +145,7 @@ int fdv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	}
 	pthread_mutex_init(&dom->scratch_lock, NULL);
 	dom->fabric = fab;
-	dom->version = fab->fabric_fid.api_version;
+	dom->version = fabric->api_version;
 	dom->threading = threading;
 	fdv_read_params(&dom->params);
 	fd_fid_init(&dom->domain_fid.fid, FI_CLASS_DOMAIN, context, &fdv_domain_fid_ops);

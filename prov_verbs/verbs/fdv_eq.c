@@ -174,7 +174,7 @@ int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	if (!fabric || !eq_out)
 		return -FI_EINVAL;
 	fab = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
-	ret = fd_eq_new(sizeof(*eq), attr, fab->fabric_fid.api_version, &fdv_eq_class, context, &core);
+	ret = fd_eq_new(sizeof(*eq), attr, fabric->api_version, &fdv_eq_class, context, &core);
 	if (ret)
 		return ret;
 	eq = fd_container_of(core, struct fdv_eq, core);
