@@ -45,6 +45,10 @@
 
 #define FDM_PROV_NAME		"verbs;ofi_rxm"
 #define FDM_CORE_PROV_NAME	"verbs"
+/* The layer's parameters are upstream rxm's namespace: FI_OFI_RXM_* */
+#define FDM_PARAM_PROV		"ofi_rxm"
+#define FDM_CONNECT_RETRY_DEF_MS	10000
+#define FDM_CONNECT_RETRY_MAX_MS	3600000
 
 /* Progress reads the EQ this often when no connection is being made:
  * each read is a system call (~380 user-space instructions with its

@@ -3,6 +3,7 @@
  * context. The handshake and the simultaneous-connect rule are in
  * docs/rdm-protocol.md. Nothing is posted on a connection before it is
  * established: transmit requests wait on its pending list, in order. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,9 +15,28 @@
  * (FDM_CM_BUSY) has to get that request to us. */
 #define FDM_WAIT_PEER_MS	10000
 
+/* A connect refused by the peer's CM because nothing listens at its port
+ * yet is tried again (fdm_conn_refused), first after this pause, then
+ * after twice the last one, at most FDM_RETRY_GAP_MAX_MS. */
+#define FDM_RETRY_GAP_MIN_MS	10u
+#define FDM_RETRY_GAP_MAX_MS	500u
+
+/* The reject status rdma_cm reports (the verbs EQ's prov_errno) when the
+ * peer's CM has no listener for the port: the IB CM's reason 8, "invalid
+ * service ID" (InfiniBand and RoCE, rxe included), or iWARP's refused TCP
+ * connection. */
+#define FDM_IB_REJ_INVALID_SERVICE_ID	8
+
 static bool fdm_state_pending(enum fdm_conn_state st)
 {
-	return st == FDM_C_CONNECTING || st == FDM_C_ACCEPTING || st == FDM_C_WAIT_PEER;
+	return st == FDM_C_CONNECTING || st == FDM_C_ACCEPTING ||
+	       st == FDM_C_WAIT_PEER || st == FDM_C_RETRY;
+}
+
+/* States with a deadline of the layer's own (fdm_conn_check_waits). */
+static bool fdm_state_waits(enum fdm_conn_state st)
+{
+	return st == FDM_C_WAIT_PEER || st == FDM_C_RETRY;
 }
 
 /* tx_vep, what the inline send tests (fdm_msg.h): the verbs
@@ -34,6 +54,7 @@ static void fdm_conn_set_state(struct fdm_conn *c, enum fdm_conn_state st)
 {
 	c->ep->nconnecting += (uint32_t)fdm_state_pending(st) -
 			      (uint32_t)fdm_state_pending(c->state);
+	c->ep->nwait += (uint32_t)fdm_state_waits(st) - (uint32_t)fdm_state_waits(c->state);
 	c->state = st;
 	if (c->ep->nconnecting)
 		c->ep->work = 1;
@@ -503,6 +524,7 @@ void fdm_conn_fail(struct fdm_conn *c, int err)
 	c->vep = NULL;
 	fdm_conn_set_state(c, FDM_C_IDLE);
 	c->last_err = err;
+	c->retry_end_ms = 0;	/* the next attempt may wait for a listener anew */
 	fdm_credit_release(c);
 	if (c->on_flush) {
 		fdm_list_del(&c->flush_node);
@@ -596,8 +618,6 @@ static void fdm_conn_connreq(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size_t
 	}
 	/* an attempt of ours, or an old connection the peer gave up on,
 	 * makes way: queued requests stay and go on the new one */
-	if (c->state == FDM_C_WAIT_PEER)
-		ep->nwait--;
 	fdm_zombie(ep, c->vep);
 	c->vep = vep;
 	c->remote_id = cm.conn_id;
@@ -624,8 +644,49 @@ static void fdm_conn_connected(struct fdm_ep *ep, struct fi_eq_cm_entry *e, size
 	}
 	fdm_conn_set_state(c, FDM_C_CONNECTED);
 	c->last_err = 0;
+	c->retry_end_ms = 0;
 	if (!fdm_list_empty(&c->pending))
 		fdm_conn_want_flush(c);
+}
+
+/* Our request was refused by the peer's CM, not by the peer's layer:
+ * nothing listens at its address. An RDM peer is an address in the AV,
+ * not a process known to be up: processes start at different times and
+ * one may send before the other has enabled its endpoint (fabtests'
+ * server allocates its buffers before it listens; upstream rxm makes the
+ * sender say -FI_EAGAIN until a connection is made). So the attempt is
+ * dropped and made again after a pause, until connect_retry_ms after the
+ * first refusal; queued requests stay queued. Returns false (fail it now)
+ * for any other refusal or once that time is up. */
+static bool fdm_conn_refused(struct fdm_conn *c, const struct fi_eq_err_entry *err)
+{
+	long now;
+
+	if (err->err_data_size || (err->prov_errno != FDM_IB_REJ_INVALID_SERVICE_ID &&
+				   err->prov_errno != -ECONNREFUSED))
+		return false;
+	now = fd_now_ms();
+	if (!c->retry_end_ms) {
+		c->retry_end_ms = now + (long)c->ep->connect_retry_ms;
+		c->retry_gap_ms = FDM_RETRY_GAP_MIN_MS;
+	}
+	if (now + (long)c->retry_gap_ms > c->retry_end_ms) {
+		c->retry_end_ms = 0;
+		return false;
+	}
+	FD_DBG(FD_LOG_EP_CTRL, "connection %u: nothing listens at the peer yet, "
+	       "again in %u ms", c->id, c->retry_gap_ms);
+	/* Nothing was posted on the attempt (requests wait for CONNECTED),
+	 * and closing it makes the verbs EQ forget its events: closed now,
+	 * not kept till the endpoint closes as a zombie. */
+	fi_close(&c->vep->fid);
+	c->vep = NULL;
+	fdm_credit_release(c);
+	c->deadline_ms = now + (long)c->retry_gap_ms;
+	c->retry_gap_ms = c->retry_gap_ms * 2 > FDM_RETRY_GAP_MAX_MS ?
+		FDM_RETRY_GAP_MAX_MS : c->retry_gap_ms * 2;
+	fdm_conn_set_state(c, FDM_C_RETRY);
+	return true;
 }
 
 static void fdm_conn_error(struct fdm_ep *ep, struct fi_eq_err_entry *err)
@@ -642,11 +703,13 @@ static void fdm_conn_error(struct fdm_ep *ep, struct fi_eq_err_entry *err)
 		/* the peer's own request is on its way and wins: wait for it */
 		fdm_zombie(ep, c->vep);
 		c->vep = NULL;
-		fdm_conn_set_state(c, FDM_C_WAIT_PEER);
-		ep->nwait++;
 		c->deadline_ms = fd_now_ms() + FDM_WAIT_PEER_MS;
+		fdm_conn_set_state(c, FDM_C_WAIT_PEER);
 		return;
 	}
+	if (err->err == FI_ECONNREFUSED && c->state == FDM_C_CONNECTING &&
+	    fdm_conn_refused(c, err))
+		return;
 	fdm_conn_fail(c, err->err ? err->err : FI_EIO);
 }
 
@@ -656,14 +719,25 @@ static void fdm_conn_check_waits(struct fdm_ep *ep)
 
 	for (uint32_t i = 0; i < ep->nconns; i++) {
 		struct fdm_conn *c = ep->conns[i];
+		int err;
 
-		if (c->state != FDM_C_WAIT_PEER)
+		if (!fdm_state_waits(c->state))
 			continue;
 		if (!now)
 			now = fd_now_ms();
-		if (now > c->deadline_ms) {
-			ep->nwait--;
+		if (now <= c->deadline_ms)
+			continue;
+		if (c->state == FDM_C_WAIT_PEER) {
 			fdm_conn_fail(c, FI_ETIMEDOUT);
+			continue;
+		}
+		/* FDM_C_RETRY: the next attempt (CONNECTING, or failed) */
+		fdm_conn_set_state(c, FDM_C_IDLE);
+		err = fdm_conn_start(c);
+		if (err) {
+			FD_WARN(FD_LOG_EP_DATA, "connecting to a peer: %s", fi_strerror(-err));
+			fdm_conn_fail(c, err == -FI_ENODATA || err == -FI_EADDRNOTAVAIL ?
+				      FI_EHOSTUNREACH : -err);
 		}
 	}
 }

@@ -749,6 +749,23 @@ static struct fi_ops_ep fdm_ep_ops = {
 static struct fi_ops_cm fdm_cm_ops =
 	FD_CM_OPS_CONNECTIONLESS(fdm_ep_getname, fdm_coll_join);
 
+/* FI_OFI_RXM_CONNECT_RETRY, read at each endpoint's open (a program
+ * may set it between endpoints); out of range: the default, warned. */
+static uint32_t fdm_param_connect_retry(void)
+{
+	int v;
+
+	if (fd_param_get_int(FDM_PARAM_PROV, "connect_retry", &v))
+		return FDM_CONNECT_RETRY_DEF_MS;
+	if (v < 0 || v > FDM_CONNECT_RETRY_MAX_MS) {
+		FD_WARN(FD_LOG_EP_CTRL, "FI_OFI_RXM_CONNECT_RETRY=%d out of range "
+			"(0 - %d): using %d", v, FDM_CONNECT_RETRY_MAX_MS,
+			FDM_CONNECT_RETRY_DEF_MS);
+		return FDM_CONNECT_RETRY_DEF_MS;
+	}
+	return (uint32_t)v;
+}
+
 int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep_out, void *context)
 {
@@ -790,6 +807,7 @@ int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	fdm_list_init(&ep->flush);
 	fdm_list_init(&ep->atomic_wait);
 	ep->eq_left = FDM_EQ_EVERY;
+	ep->connect_retry_ms = fdm_param_connect_retry();
 	fd_ep_fid_init(&ep->ep_fid, FI_CLASS_EP, context, &fdm_ep_fi_ops,
 		       &fdm_ep_ops, &fdm_cm_ops);
 	ep->ep_fid.msg = &fdm_msg_ops;

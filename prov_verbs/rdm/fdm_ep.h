@@ -219,6 +219,8 @@ enum fdm_conn_state {
 	FDM_C_CONNECTING,	/* our fi_connect is outstanding */
 	FDM_C_ACCEPTING,	/* we accepted the peer's request */
 	FDM_C_WAIT_PEER,	/* the peer refused ours: its request comes */
+	FDM_C_RETRY,		/* nothing listened at the peer's address:
+				 * we try again at deadline_ms */
 	FDM_C_CONNECTED,
 };
 
@@ -260,7 +262,13 @@ struct fdm_conn {
 	struct fdm_node flush_node;
 	fi_addr_t src;			/* the peer in the endpoint's AV */
 	uint64_t src_gen;
-	long deadline_ms;		/* FDM_C_WAIT_PEER gives up then */
+	/* FDM_C_WAIT_PEER gives up then; FDM_C_RETRY connects again then */
+	long deadline_ms;
+	/* FDM_C_RETRY: the last attempt is due by retry_end_ms (the first
+	 * refusal + the endpoint's connect_retry_ms); retry_gap_ms is the
+	 * pause before the next one, doubled after each */
+	long retry_end_ms;
+	uint32_t retry_gap_ms;
 	/* Why the last attempt failed (a positive FI_E*), told once to the
 	 * next call that must post at once (fdm_conn_post_now) instead of
 	 * connecting again; 0 after that or after a success. */
@@ -345,7 +353,10 @@ struct fdm_ep {
 
 	struct fdm_conn **conns;	/* by our id */
 	uint32_t nconns, conns_cap;
-	uint32_t nwait;			/* connections in FDM_C_WAIT_PEER */
+	uint32_t nwait;			/* connections in FDM_C_WAIT_PEER or _RETRY */
+	/* How long a connection refused because nothing listens at the
+	 * peer's address is tried again (FI_OFI_RXM_CONNECT_RETRY) */
+	uint32_t connect_retry_ms;
 	uint32_t nconnecting;		/* connections not yet established */
 	/* Progress calls left until the EQ is read again (FDM_EQ_EVERY). */
 	uint32_t eq_left;

@@ -4,7 +4,15 @@
 
 static void fdm_init(void)
 {
-	/* Sizes come from fi_getinfo hints; nothing to define. */
+	/* Sizes come from fi_getinfo hints. Not in upstream rxm, whose
+	 * sends to a peer with no listener say -FI_EAGAIN for as long as
+	 * the application retries. */
+	fd_param_define(FDM_PARAM_PROV, "connect_retry", FI_PARAM_INT,
+			"Milliseconds an RDM endpoint keeps trying to connect to "
+			"a peer at whose address nothing listens yet (its process "
+			"may not have enabled its endpoint) before what waits for "
+			"that peer fails with FI_ECONNREFUSED, 0 - 3600000 "
+			"(default: 10000; 0: fail at the first refusal)");
 }
 
 const struct fd_provider fdm_provider = {

@@ -7,7 +7,8 @@
  * bytes; fi_av_remove makes lookup fail and leaves the others working;
  * bad input (unknown fi_addr_t, a garbage address, bad flags) gets an
  * error, and a well-formed address where nobody listens gives an error
- * completion for the send, in bounded time. */
+ * completion for the send, in bounded time (FI_OFI_RXM_CONNECT_RETRY),
+ * while a peer that starts listening late gets the message. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -151,6 +152,72 @@ static void nobody_there(void)
 	rdmt_ep_close(&S);
 }
 
+/* A peer whose endpoint is enabled after ours sends to its address (its
+ * process started late): the send waits and is delivered. The address is
+ * one an endpoint had (opened and closed again, so its port is known and
+ * free); the peer comes back on that port 300 ms after the send, during
+ * which nothing may complete (before session 17 the first refusal
+ * failed the send with FI_ECONNREFUSED). Upstream rxm's send says
+ * -FI_EAGAIN meanwhile: the post is retried, as a program does. */
+static void late_listener(void)
+{
+	struct rdmt_ep S, L;
+	struct fi_info *info;
+	static uint8_t sbuf[200], rbuf[200];
+	struct fi_context sctx, rctx;
+	struct rdmt_comp c;
+	uint8_t name[256];
+	size_t salen;
+	fi_addr_t fa;
+	long end;
+	ssize_t ret;
+	const uint32_t seed = 3000;
+
+	fprintf(stderr, "av: a peer that listens late\n");
+	rdmt_ep_open(&dom, &L, NULL, FI_AV_TABLE);
+	memcpy(name, L.name, sizeof(name));
+	rdmt_ep_close(&L);
+
+	rdmt_ep_open(&dom, &S, NULL, FI_AV_TABLE);
+	fa = rdmt_insert_name(&S, name);
+	fdt_fill(sbuf, sizeof(sbuf), seed);
+	end = rdmt_now_ms() + 300;
+	while ((ret = fi_tsend(S.ep, sbuf, sizeof(sbuf), NULL, fa, seed, &sctx)) == -FI_EAGAIN &&
+	       rdmt_now_ms() < end)
+		rdmt_progress();
+	FDT_ASSERT(ret == 0 || ret == -FI_EAGAIN, "fi_tsend = %zd (%s)", ret,
+		   fi_strerror((int)-ret));
+	if (!ret)
+		rdmt_quiet(S.cq, (int)(end - rdmt_now_ms() > 0 ? end - rdmt_now_ms() : 0),
+			   "a send to a peer not listening yet");
+
+	/* the peer: the same address and port */
+	info = fi_dupinfo(dom.info);
+	FDT_ASSERT(info, "fi_dupinfo");
+	salen = ((struct sockaddr *)(void *)name)->sa_family == AF_INET6 ?
+		sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	free(info->src_addr);
+	info->src_addr = malloc(salen);
+	FDT_ASSERT(info->src_addr, "out of memory");
+	memcpy(info->src_addr, name, salen);
+	info->src_addrlen = salen;
+	rdmt_ep_open_info(&dom, &L, NULL, FI_AV_TABLE, info);
+	fi_freeinfo(info);
+	FDT_ASSERT(L.namelen == S.namelen && !memcmp(L.name, name, L.namelen),
+		   "the peer came back under another name");
+	memset(rbuf, 0, sizeof(rbuf));
+	RDMT_POST(fi_trecv(L.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, seed, 0, &rctx));
+	if (ret)
+		RDMT_POST(fi_tsend(S.ep, sbuf, sizeof(sbuf), NULL, fa, seed, &sctx));
+	rdmt_wait_ok(S.cq, &c);
+	FDT_ASSERT(c.e.op_context == &sctx, "send context");
+	rdmt_wait_ok(L.cq, &c);
+	rdmt_check_recv(&c, &rctx, FI_TAGGED | FI_RECV, sizeof(sbuf), seed);
+	FDT_ASSERT(fdt_check(rbuf, sizeof(rbuf), seed), "wrong bytes from a late peer");
+	rdmt_ep_close(&L);
+	rdmt_ep_close(&S);
+}
+
 int main(void)
 {
 	struct fi_info *hints = rdmt_hints(FI_MSG | FI_TAGGED);
@@ -163,7 +230,10 @@ int main(void)
 
 	one_type(FI_AV_TABLE, 1000);
 	one_type(FI_AV_MAP, 2000);
+	late_listener();
 #ifndef FDT_UPSTREAM
+	/* a short retry window: the send still fails, sooner */
+	setenv("FI_OFI_RXM_CONNECT_RETRY", "300", 1);
 	nobody_there();
 #else
 	(void)nobody_there;	/* upstream 1.17 answers -FI_EAGAIN forever */

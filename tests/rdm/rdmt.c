@@ -90,6 +90,12 @@ void rdmt_cq_close(struct rdmt_cq *c)
 void rdmt_ep_open(struct rdmt_dom *d, struct rdmt_ep *e, struct rdmt_cq *cq,
 		  enum fi_av_type av_type)
 {
+	rdmt_ep_open_info(d, e, cq, av_type, d->info);
+}
+
+void rdmt_ep_open_info(struct rdmt_dom *d, struct rdmt_ep *e, struct rdmt_cq *cq,
+		       enum fi_av_type av_type, struct fi_info *info)
+{
 	struct fi_av_attr av_attr = { .type = av_type ? av_type : FI_AV_TABLE };
 
 	memset(e, 0, sizeof(*e));
@@ -97,7 +103,7 @@ void rdmt_ep_open(struct rdmt_dom *d, struct rdmt_ep *e, struct rdmt_cq *cq,
 	e->own_cq = !cq;
 	e->cq = cq ? cq : rdmt_cq_open(d);
 	FDT_OK(fi_av_open(d->domain, &av_attr, &e->av, NULL));
-	FDT_OK(fi_endpoint(d->domain, d->info, &e->ep, e));
+	FDT_OK(fi_endpoint(d->domain, info, &e->ep, e));
 	FDT_OK(fi_ep_bind(e->ep, &e->cq->cq->fid, FI_TRANSMIT | FI_RECV));
 	FDT_OK(fi_ep_bind(e->ep, &e->av->fid, 0));
 	FDT_OK(fi_enable(e->ep));

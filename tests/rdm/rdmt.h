@@ -72,6 +72,9 @@ void rdmt_dom_close(struct rdmt_dom *d);
  * its own of type av_type (0: FI_AV_TABLE). Enabled; name filled in. */
 void rdmt_ep_open(struct rdmt_dom *d, struct rdmt_ep *e, struct rdmt_cq *cq,
 		  enum fi_av_type av_type);
+/* The same from info (e.g. a copy of d->info with another src_addr). */
+void rdmt_ep_open_info(struct rdmt_dom *d, struct rdmt_ep *e, struct rdmt_cq *cq,
+		       enum fi_av_type av_type, struct fi_info *info);
 /* Closes the endpoint, its AV and, if it has its own, its CQ. */
 void rdmt_ep_close(struct rdmt_ep *e);
 struct rdmt_cq *rdmt_cq_open(struct rdmt_dom *d);
