@@ -16,9 +16,11 @@
 #                            device test
 #   build/off                FABRIC_DIRECT=OFF, gcc: the host tests that
 #                            depend on the build, every device test but
-#                            the connection-setup faults (label
-#                            one-build: control path only, the same code
-#                            in every build; build/direct runs them)
+#                            those labelled one-build (the connection-
+#                            setup faults: control path only; rstream's
+#                            4 KiB-ring and iWARP-framing variants: the
+#                            layer's own logic; the same code in every
+#                            build, and build/direct runs them)
 #   build/direct-safe-clang  FI_THREAD_SAFE, clang: the fuzzers (a clang
 #                            build's targets), the multithreaded stress
 #                            test and a subset (it shares every line but the
