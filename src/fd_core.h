@@ -130,6 +130,29 @@ int fd_param_get_bool(const char *prov, const char *name, int *out);
 int fd_param_get_size_t(const char *prov, const char *name, size_t *out);
 int fd_param_get_str(const char *prov, const char *name, char **out);
 
+/* A provider's parameters as a table: each row defined as by
+ * fd_param_define (a row that fails is skipped: its variable reads as
+ * never defined). */
+struct fd_param_def {
+	const char *name;
+	enum fi_param_type type;
+	const char *help;
+};
+void fd_param_define_table(const char *prov, const struct fd_param_def *defs,
+			   size_t n);
+#define FD_PARAM_DEFINE_TABLE(prov, defs) \
+	fd_param_define_table((prov), (defs), sizeof(defs) / sizeof((defs)[0]))
+
+/* A number variable within [min, max]: its value, or def when it is unset,
+ * does not parse or lies outside the range (then with a warning that names
+ * the variable, the range and the default used). _int reads an
+ * FI_PARAM_INT variable, _size an FI_PARAM_SIZE_T one (parsed unsigned,
+ * so a negative value is refused rather than wrapped). */
+size_t fd_param_int_range(const char *prov, const char *name, size_t def,
+			  size_t min, size_t max);
+size_t fd_param_size_range(const char *prov, const char *name, size_t def,
+			   size_t min, size_t max);
+
 /* Build the variable name into buf; returns -FI_EINVAL if it does not fit. */
 int fd_param_env_name(const char *prov, const char *name, char *buf,
 		      size_t len);

@@ -276,6 +276,49 @@ int fd_param_get_str(const char *prov, const char *name, char **out)
 	return 0;
 }
 
+void fd_param_define_table(const char *prov, const struct fd_param_def *defs,
+			   size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fd_param_define(prov, defs[i].name, defs[i].type, defs[i].help);
+}
+
+/* v if it lies in [min, max]; else def, with a warning. */
+static size_t fd_param_in_range(const char *prov, const char *name, long long v,
+				size_t def, size_t min, size_t max)
+{
+	char env[FD_PARAM_NAME_MAX];
+
+	if (v >= 0 && (unsigned long long)v >= min && (unsigned long long)v <= max)
+		return (size_t)v;
+	fd_param_env_name(prov, name, env, sizeof(env));
+	FD_WARN(FD_LOG_CORE, "%s=%lld out of range [%zu, %zu], using %zu",
+		env, v, min, max, def);
+	return def;
+}
+
+size_t fd_param_int_range(const char *prov, const char *name, size_t def,
+			  size_t min, size_t max)
+{
+	int v;
+
+	if (fd_param_get_int(prov, name, &v))
+		return def;
+	return fd_param_in_range(prov, name, v, def, min, max);
+}
+
+size_t fd_param_size_range(const char *prov, const char *name, size_t def,
+			   size_t min, size_t max)
+{
+	size_t v;
+
+	if (fd_param_get_size_t(prov, name, &v))
+		return def;
+	if (v > (size_t)INT64_MAX)	/* beyond any range: still refused */
+		v = (size_t)INT64_MAX;
+	return fd_param_in_range(prov, name, (long long)v, def, min, max);
+}
+
 /* ------------------------------------------------------------------------
  * Public API
  * ---------------------------------------------------------------------- */

@@ -18,24 +18,27 @@ const size_t fd_provider_count = sizeof(fd_providers) / sizeof(fd_providers[0]);
 
 static pthread_once_t fd_init_once = PTHREAD_ONCE_INIT;
 
+static const struct fd_param_def fd_core_param_defs[] = {
+	{ "log_level", FI_PARAM_STRING,
+	  "How much to log: warn, trace, info or debug (default: warn)" },
+	{ "log_prov", FI_PARAM_STRING,
+	  "Log only these providers, comma separated; a leading ^ logs all "
+	  "but these (default: all)" },
+	{ "log_subsys", FI_PARAM_STRING,
+	  "Log only these subsystems (core, fabric, domain, ep_ctrl, ep_data, "
+	  "av, cq, eq, mr, cntr), comma separated; a leading ^ excludes them "
+	  "(default: all)" },
+	{ "log_interval", FI_PARAM_INT,
+	  "Minimum milliseconds between two rate-limited log messages "
+	  "(default 2000)" },
+	{ "provider", FI_PARAM_STRING,
+	  "Use only these providers, comma separated; a leading ^ uses all but "
+	  "these (default: all available)" },
+};
+
 static void fd_do_init(void)
 {
-	fd_param_define(NULL, "log_level", FI_PARAM_STRING,
-			"How much to log: warn, trace, info or debug "
-			"(default: warn)");
-	fd_param_define(NULL, "log_prov", FI_PARAM_STRING,
-			"Log only these providers, comma separated; a "
-			"leading ^ logs all but these (default: all)");
-	fd_param_define(NULL, "log_subsys", FI_PARAM_STRING,
-			"Log only these subsystems (core, fabric, domain, "
-			"ep_ctrl, ep_data, av, cq, eq, mr, cntr), comma "
-			"separated; a leading ^ excludes them (default: all)");
-	fd_param_define(NULL, "log_interval", FI_PARAM_INT,
-			"Minimum milliseconds between two rate-limited log "
-			"messages (default 2000)");
-	fd_param_define(NULL, "provider", FI_PARAM_STRING,
-			"Use only these providers, comma separated; a leading "
-			"^ uses all but these (default: all available)");
+	FD_PARAM_DEFINE_TABLE(NULL, fd_core_param_defs);
 
 	for (size_t i = 0; i < fd_provider_count; i++)
 		if (fd_providers[i]->init)

@@ -4,8 +4,10 @@
 The variables are found in the library's sources (src/, prov_verbs/,
 including the inline headers and rstream):
   * getenv("NAME") / secure_getenv("NAME") with a literal name;
-  * fd_param_define / fi_param_define (PROV, "name", ...) and the
-    fd_param_get_* / fi_param_get* reads of a literal name, which mean
+  * fd_param_define / fi_param_define (PROV, "name", ...), the
+    fd_param_get_* / fi_param_get* / fd_param_*_range reads of a literal
+    name, and the { "name", FI_PARAM_... } rows of a definition table
+    handed to FD_PARAM_DEFINE_TABLE(PROV, table), which mean
     FI_<PROV>_<NAME> (FI_<NAME> for a NULL or "core" provider), PROV being
     NULL, a string literal or a macro #defined to one.
 
@@ -35,10 +37,14 @@ RSTREAM_DIRS = ("prov_verbs/rstream/", "prov_verbs/include/fdv/fdr")
 
 GETENV_RE = re.compile(r'\b(?:secure_)?getenv\s*\(\s*"([A-Za-z0-9_]+)"\s*\)')
 DEFINE_RE = re.compile(
-    r'\b(fd_param_define|fi_param_define|fd_param_get_\w+|fi_param_get\w*)'
+    r'\b(fd_param_define|fi_param_define|fd_param_get_\w+|fi_param_get\w*'
+    r'|fd_param_\w+_range)'
     r'\s*\(\s*([^,()]+?)\s*,\s*"([^"]+)"', re.S)
 MACRO_RE = re.compile(r'^\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)\s+"([^"]*)"',
                       re.M)
+TABLE_USE_RE = re.compile(
+    r'\bFD_PARAM_DEFINE_TABLE\s*\(\s*([^,()]+?)\s*,\s*([A-Za-z_]\w*)\s*\)')
+TABLE_ROW_RE = re.compile(r'\{\s*"([^"]+)"\s*,\s*FI_PARAM_')
 ENV_NAME_RE = re.compile(r'\bFI_[A-Z0-9_]+\b')
 
 
@@ -97,8 +103,24 @@ def scan_sources(root):
         rel = os.path.relpath(path, root)
         for m in GETENV_RE.finditer(text):
             found.setdefault(m.group(1), []).append((rel, "getenv"))
-        for m in DEFINE_RE.finditer(text):
-            fn, prov_expr, name = m.groups()
+        uses = [m.groups() for m in DEFINE_RE.finditer(text)]
+        for m in TABLE_USE_RE.finditer(text):
+            prov_expr, table = m.groups()
+            line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+            if re.match(r'\s*#\s*define\b', line):
+                continue    # the macro itself
+            body = re.search(r'\b%s\s*\[\s*\]\s*=\s*\{(.*?)\};'
+                             % re.escape(table), text, re.S)
+            if not body:
+                problems.append("%s: definition table '%s' not found"
+                                % (rel, table))
+                continue
+            rows = TABLE_ROW_RE.findall(body.group(1))
+            if not rows:
+                problems.append("%s: definition table '%s' has no rows"
+                                % (rel, table))
+            uses += [("FD_PARAM_DEFINE_TABLE", prov_expr, r) for r in rows]
+        for fn, prov_expr, name in uses:
             prov_expr = prov_expr.strip()
             if prov_expr == "NULL":
                 prov = None

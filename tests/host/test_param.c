@@ -377,6 +377,73 @@ static void test_import(void)
 	      "imported: %d [%s]", imported_calls, imported_msg);
 }
 
+/* A table of definitions, and the range-checked readers: a value in range
+ * is taken, anything else (unset, unparsable, outside) gives the default,
+ * and outside the range says so in a warning naming the variable. */
+static void test_table_and_range(void)
+{
+	static const struct fd_param_def defs[] = {
+		{ "depth", FI_PARAM_INT, "a depth" },
+		{ "bytes", FI_PARAM_SIZE_T, "a size" },
+		{ "bad", (enum fi_param_type)99, "refused, the rest still defined" },
+		{ "word", FI_PARAM_STRING, "a word" },
+	};
+	char *out, *w;
+	int v;
+
+	FD_PARAM_DEFINE_TABLE("tprov3", defs);
+	CHECK(fd_param_define("tprov3", "depth", FI_PARAM_INT, "x") == -FI_EALREADY,
+	      "table row defined");
+	CHECK(fd_param_define("tprov3", "word", FI_PARAM_STRING, "x") == -FI_EALREADY,
+	      "row after a refused one defined");
+	CHECK(fd_param_get_int("tprov3", "bad", &v) == -FI_ENOENT, "refused row");
+	setenv("FI_TPROV3_WORD", "w1", 1);
+	CHECK(!fd_param_get_str("tprov3", "word", &w) && !strcmp(w, "w1"), "word");
+
+	relog("warn", NULL, NULL);
+	unsetenv("FI_TPROV3_DEPTH");
+	CHECK(fd_param_int_range("tprov3", "depth", 7, 1, 100) == 7, "unset");
+	setenv("FI_TPROV3_DEPTH", "1", 1);
+	CHECK(fd_param_int_range("tprov3", "depth", 7, 1, 100) == 1, "low edge");
+	setenv("FI_TPROV3_DEPTH", "100", 1);
+	CHECK(fd_param_int_range("tprov3", "depth", 7, 1, 100) == 100, "high edge");
+	setenv("FI_TPROV3_DEPTH", "0", 1);
+	capture_start();
+	v = (int)fd_param_int_range("tprov3", "depth", 7, 1, 100);
+	out = capture_end();
+	CHECK(v == 7, "below: %d", v);
+	CHECK(strstr(out, "FI_TPROV3_DEPTH=0 out of range [1, 100], using 7") != NULL,
+	      "warning: %s", out);
+	setenv("FI_TPROV3_DEPTH", "-5", 1);
+	capture_start();
+	v = (int)fd_param_int_range("tprov3", "depth", 7, 0, 100);
+	out = capture_end();
+	CHECK(v == 7 && strstr(out, "FI_TPROV3_DEPTH=-5") != NULL,
+	      "negative: %d %s", v, out);
+	setenv("FI_TPROV3_DEPTH", "101", 1);
+	capture_start();
+	CHECK(fd_param_int_range("tprov3", "depth", 7, 1, 100) == 7, "above");
+	capture_end();
+	unsetenv("FI_TPROV3_DEPTH");
+
+	setenv("FI_TPROV3_BYTES", "4096", 1);
+	CHECK(fd_param_size_range("tprov3", "bytes", 64, 1, 1 << 20) == 4096, "size");
+	setenv("FI_TPROV3_BYTES", "18446744073709551615", 1);
+	capture_start();
+	CHECK(fd_param_size_range("tprov3", "bytes", 64, 1, 1 << 20) == 64,
+	      "huge size");
+	out = capture_end();
+	CHECK(strstr(out, "FI_TPROV3_BYTES=") != NULL, "huge size warned: %s", out);
+	setenv("FI_TPROV3_BYTES", "-1", 1);
+	capture_start();
+	CHECK(fd_param_size_range("tprov3", "bytes", 64, 1, 1 << 20) == 64,
+	      "negative size refused by the parser");
+	capture_end();
+	unsetenv("FI_TPROV3_BYTES");
+	unsetenv("FI_TPROV3_WORD");
+	relog(NULL, NULL, NULL);
+}
+
 int main(void)
 {
 	test_names();
@@ -386,6 +453,7 @@ int main(void)
 	test_log_levels();
 	test_log_filters();
 	test_fi_log();
+	test_table_and_range();
 	test_import();	/* last: the import cannot be undone */
 	if (fdt_check_failures) {
 		printf("test_param: %d fdt_check_failures\n", fdt_check_failures);
