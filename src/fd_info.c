@@ -461,6 +461,20 @@ int fd_info_hand_out(struct fi_info *head, int ret, struct fi_info **info)
 	return 0;
 }
 
+int fd_layer_lower_getinfo(fd_getinfo_fn getinfo, uint32_t version,
+			   const char *node, const char *service, uint64_t flags,
+			   struct fi_info *lower_hints, struct fi_info **lower)
+{
+	int ret;
+
+	*lower = NULL;
+	if (!lower_hints)
+		return -FI_ENOMEM;
+	ret = getinfo(version, node, service, flags, lower_hints, lower);
+	fi_freeinfo(lower_hints);
+	return ret;
+}
+
 int fd_layer_wrap(uint32_t version, struct fi_info *core, const struct fi_info *hints,
 		  const struct fd_layer_wrap_ops *ops, void *arg, struct fi_info **info)
 {

@@ -1,4 +1,5 @@
 /* The out-of-line parts of the layer kit (src/include/fd_util.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include <rdma/fi_domain.h>
@@ -37,6 +38,50 @@ void fd_fabric_init(struct fid_fabric *fabric, const struct fi_fabric_attr *attr
 	fd_fid_init(&fabric->fid, FI_CLASS_FABRIC, context, fid_ops);
 	fabric->ops = ops;
 	fabric->api_version = attr->api_version ? attr->api_version : FD_API_VERSION;
+}
+
+static int fd_layer_fabric_close(struct fid *fid)
+{
+	struct fd_layer_fabric *fab =
+		fd_container_of(fid, struct fd_layer_fabric, fabric_fid.fid);
+	int ret;
+
+	if (atomic_load(&fab->refs))
+		return -FI_EBUSY;
+	ret = fi_close(&fab->lower->fid);
+	if (ret)
+		return ret;
+	free(fab);
+	return 0;
+}
+
+static struct fi_ops fd_layer_fabric_fid_ops =
+	FD_FI_OPS(fd_layer_fabric_close, fd_no_fid_bind, fd_no_fid_control, fd_no_fid_tostr);
+
+int fd_layer_fabric_open(const char *lower_prov, struct fi_fabric_attr *attr,
+			 void *context, struct fi_ops_fabric *ops,
+			 struct fid_fabric **fabric)
+{
+	struct fi_fabric_attr lower_attr;
+	struct fd_layer_fabric *fab;
+	int ret;
+
+	if (!attr || !fabric)
+		return -FI_EINVAL;
+	fab = calloc(1, sizeof(*fab));
+	if (!fab)
+		return -FI_ENOMEM;
+	lower_attr = *attr;
+	lower_attr.prov_name = (char *)lower_prov;
+	ret = fi_fabric(&lower_attr, &fab->lower, fab);
+	if (ret) {
+		free(fab);
+		return ret;
+	}
+	atomic_init(&fab->refs, 0);
+	fd_fabric_init(&fab->fabric_fid, attr, context, &fd_layer_fabric_fid_ops, ops);
+	*fabric = &fab->fabric_fid;
+	return 0;
 }
 
 int fd_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,

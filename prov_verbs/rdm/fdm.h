@@ -58,14 +58,9 @@
 #define FDM_EQ_EVERY		256u
 
 /* ---- fabric and domain ---- */
-struct fdm_fabric {
-	struct fid_fabric fabric_fid;
-	struct fid_fabric *vfabric;	/* the verbs fabric underneath */
-};
-
 struct fdm_domain {
 	struct fid_domain domain_fid;
-	struct fdm_fabric *fabric;
+	struct fd_layer_fabric *fabric;	/* the kit's: verbs fabric underneath */
 	struct fid_domain *vdomain;
 	struct fi_info *info;		/* the application's RDM info */
 	struct fi_info *core;		/* verbs MSG info the endpoints use */

@@ -21,21 +21,9 @@
 
 /* ---- fabric ---- */
 
-static int fdm_fabric_close(struct fid *fid)
-{
-	struct fdm_fabric *f = fdv_container_of(fid, struct fdm_fabric, fabric_fid.fid);
-	int ret = fi_close(&f->vfabric->fid);
-
-	if (ret)
-		return ret;
-	free(f);
-	return 0;
-}
-
-static struct fi_ops fdm_fabric_fi_ops =
-	FD_FI_OPS(fdm_fabric_close, fd_no_fid_bind, fd_no_fid_control, fd_no_fid_tostr);
-
-/* Wait sets: the core's (fd_sets.h). fi_trywait takes the layer's CQs,
+/* The fabric is the layer kit's (fd_layer_fabric, src/include/fd_util.h):
+ * the verbs fabric underneath, counting the domains and EQs opened on it.
+ * Wait sets: the core's (fd_sets.h). fi_trywait takes the layer's CQs,
  * counters and EQs through their fd_waitable (fdm_cq_trywait: every
  * endpoint of the domain idle and armed, nothing queued). */
 static struct fi_ops_fabric fdm_fabric_ops =
@@ -44,21 +32,8 @@ static struct fi_ops_fabric fdm_fabric_ops =
 int fdm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context)
 {
-	struct fi_fabric_attr vattr = *attr;
-	struct fdm_fabric *f = calloc(1, sizeof(*f));
-	int ret;
-
-	if (!f)
-		return -FI_ENOMEM;
-	vattr.prov_name = (char *)FDM_CORE_PROV_NAME;
-	ret = fi_fabric(&vattr, &f->vfabric, NULL);
-	if (ret) {
-		free(f);
-		return ret;
-	}
-	fd_fabric_init(&f->fabric_fid, attr, context, &fdm_fabric_fi_ops, &fdm_fabric_ops);
-	*fabric = &f->fabric_fid;
-	return 0;
+	return fd_layer_fabric_open(FDM_CORE_PROV_NAME, attr, context, &fdm_fabric_ops,
+				    fabric);
 }
 
 /* ---- domain ---- */
@@ -200,6 +175,7 @@ static int fdm_domain_close(struct fid *fid)
 	ret = fi_close(&d->vdomain->fid);
 	if (ret)
 		return ret;
+	atomic_fetch_sub(&d->fabric->refs, 1);
 	fi_freeinfo(d->info);
 	fi_freeinfo(d->core);
 	fdm_mr_table_free(d);
@@ -262,7 +238,7 @@ static struct fi_ops_domain fdm_domain_ops = {
 int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context)
 {
-	struct fdm_fabric *f = fdv_container_of(fabric, struct fdm_fabric, fabric_fid);
+	struct fd_layer_fabric *f = fd_layer_fabric_of(fabric);
 	struct fi_info *hints = NULL, *core = NULL;
 	struct fdm_domain *d;
 	int ret;
@@ -329,7 +305,7 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		ret = -FI_ENOMEM;
 		goto err;
 	}
-	ret = fi_domain(f->vfabric, core, &d->vdomain, NULL);
+	ret = fi_domain(f->lower, core, &d->vdomain, NULL);
 	if (ret)
 		goto err;
 	fd_mutex_init(&d->mutex);
@@ -360,6 +336,7 @@ int fdm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 			goto err;
 		}
 	}
+	atomic_fetch_add(&f->refs, 1);
 	*domain = &d->domain_fid;
 	return 0;
 err:

@@ -279,7 +279,7 @@ int fdm_domain_trywait(struct fdm_domain *d)
 		fdm_conn_handle_events(ep);
 		if (fdm_ep_busy(ep))
 			return -FI_EAGAIN;
-		ret = fi_trywait(ep->domain->fabric->vfabric, fids, 2);
+		ret = fi_trywait(ep->domain->fabric->lower, fids, 2);
 		if (ret)
 			return ret;
 	}
@@ -465,7 +465,7 @@ static int fdm_ep_enable(struct fdm_ep *ep)
 	ret = fdm_credit_setup(ep);
 	if (ret)
 		return ret;
-	ret = fi_eq_open(d->fabric->vfabric, &eq_attr, &ep->veq, NULL);
+	ret = fi_eq_open(d->fabric->lower, &eq_attr, &ep->veq, NULL);
 	if (ret)
 		return ret;
 	/* every pool buffer and every send in flight, twice over for the
@@ -500,7 +500,7 @@ static int fdm_ep_enable(struct fdm_ep *ep)
 	free(pinfo->dest_addr);
 	pinfo->dest_addr = NULL;
 	pinfo->dest_addrlen = 0;
-	ret = fi_passive_ep(d->fabric->vfabric, pinfo, &ep->vpep, ep);
+	ret = fi_passive_ep(d->fabric->lower, pinfo, &ep->vpep, ep);
 	fi_freeinfo(pinfo);
 	if (ret)
 		return ret;
@@ -753,17 +753,9 @@ static struct fi_ops_cm fdm_cm_ops =
  * may set it between endpoints); out of range: the default, warned. */
 static uint32_t fdm_param_connect_retry(void)
 {
-	int v;
-
-	if (fd_param_get_int(FDM_PARAM_PROV, "connect_retry", &v))
-		return FDM_CONNECT_RETRY_DEF_MS;
-	if (v < 0 || v > FDM_CONNECT_RETRY_MAX_MS) {
-		FD_WARN(FD_LOG_EP_CTRL, "FI_OFI_RXM_CONNECT_RETRY=%d out of range "
-			"(0 - %d): using %d", v, FDM_CONNECT_RETRY_MAX_MS,
-			FDM_CONNECT_RETRY_DEF_MS);
-		return FDM_CONNECT_RETRY_DEF_MS;
-	}
-	return (uint32_t)v;
+	return (uint32_t)fd_param_int_range(FDM_PARAM_PROV, "connect_retry",
+					    FDM_CONNECT_RETRY_DEF_MS, 0,
+					    FDM_CONNECT_RETRY_MAX_MS);
 }
 
 int fdm_ep_open(struct fid_domain *domain, struct fi_info *info,

@@ -13,11 +13,15 @@
 
 struct fdm_eq {
 	struct fd_eq core;		/* first */
+	struct fd_layer_fabric *fabric;	/* holds a reference */
 };
 
 static void fdm_eq_close(struct fd_eq *core)
 {
-	free(fd_container_of(core, struct fdm_eq, core));
+	struct fdm_eq *eq = fd_container_of(core, struct fdm_eq, core);
+
+	atomic_fetch_sub(&eq->fabric->refs, 1);
+	free(eq);
 }
 
 static const struct fd_eq_class fdm_eq_class = {
@@ -59,14 +63,19 @@ void fdm_eq_forget(struct fdm_eq *eq, const struct fid *fid)
 int fdm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq_out, void *context)
 {
-	struct fd_eq *eq;
+	struct fd_eq *core;
+	struct fdm_eq *eq;
 	int ret;
 
 	if (!fabric || !eq_out)
 		return -FI_EINVAL;
 	ret = fd_eq_new(sizeof(struct fdm_eq), attr, fabric->api_version, &fdm_eq_class,
-			context, &eq);
-	if (!ret)
-		*eq_out = &eq->eq_fid;
-	return ret;
+			context, &core);
+	if (ret)
+		return ret;
+	eq = fd_container_of(core, struct fdm_eq, core);
+	eq->fabric = fd_layer_fabric_of(fabric);
+	atomic_fetch_add(&eq->fabric->refs, 1);
+	*eq_out = &core->eq_fid;
+	return 0;
 }

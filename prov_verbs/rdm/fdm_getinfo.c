@@ -245,15 +245,12 @@ int fdm_getinfo(uint32_t version, const char *node, const char *service,
 		struct fi_info **info)
 {
 	const struct fi_ep_attr *hep = hints ? hints->ep_attr : NULL;
-	struct fi_info *core_hints, *core = NULL;
+	struct fi_info *core;
 	int ret;
 
 	if (!info)
 		return -FI_EINVAL;
 	*info = NULL;
-	ret = fdv_abi_check();
-	if (ret)
-		return ret;
 	/* A program that names no endpoint type gets these entries after the
 	 * verbs MSG ones (the core asks verbs first), as upstream lists
 	 * verbs;ofi_rxm after verbs: `fi_info -p verbs` shows both, and
@@ -263,12 +260,10 @@ int fdm_getinfo(uint32_t version, const char *node, const char *service,
 	if (hep && hep->protocol != FI_PROTO_UNSPEC && hep->protocol != FI_PROTO_RXM)
 		return -FI_ENODATA;
 
-	core_hints = fdm_core_hints(hints);
-	if (!core_hints)
-		return -FI_ENOMEM;
-	ret = fdv_getinfo(fdm_core_version(version), node, service, flags, core_hints,
-			  &core);
-	fi_freeinfo(core_hints);
+	/* fdv_getinfo refuses a program built against other inline headers
+	 * (-FI_ENOSYS, which fi_getinfo prefers to the others' -FI_ENODATA). */
+	ret = fd_layer_lower_getinfo(fdv_getinfo, fdm_core_version(version), node,
+				     service, flags, fdm_core_hints(hints), &core);
 	if (ret)
 		return ret;
 

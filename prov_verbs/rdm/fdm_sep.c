@@ -174,7 +174,7 @@ static int fdm_sep_hold(struct fdm_sep *s, void *sa, size_t salen, struct fid_pe
 	}
 	memcpy(pi->src_addr, sa, salen);
 	pi->src_addrlen = salen;
-	ret = fi_passive_ep(s->d->fabric->vfabric, pi, pep, NULL);
+	ret = fi_passive_ep(s->d->fabric->lower, pi, pep, NULL);
 	fi_freeinfo(pi);
 	if (ret)
 		return ret;

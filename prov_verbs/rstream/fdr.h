@@ -63,18 +63,12 @@
 #define FDR_EQ_CHECK_EVERY	16
 #define FDR_EQ_CHECK_SPIN	256
 
-struct fdr_fabric {
-	struct fid_fabric fabric_fid;
-	struct fid_fabric *ifab;	/* the verbs fabric */
-	atomic_int refs;
-};
-
 /* A verbs domain (the device and protection domain the endpoints' rings
  * are registered in) offering the application endpoints and nothing
  * else: a stream reports no completions and registers no user memory. */
 struct fdr_domain {
 	struct fid_domain domain_fid;
-	struct fdr_fabric *fabric;
+	struct fd_layer_fabric *fabric;
 	struct fid_domain *idom;
 	size_t max_queue;		/* the device's deepest work queue */
 	atomic_int refs;
@@ -93,7 +87,7 @@ struct fdr_eq_src {
 /* The rstream EQ: the core's (queue, wait fd, fi_ops) plus its sources. */
 struct fdr_eq {
 	struct fd_eq core;		/* first */
-	struct fdr_fabric *fabric;
+	struct fd_layer_fabric *fabric;
 	/* Order: src_lock, then a source's own lock, then core.lock. */
 	pthread_mutex_t src_lock;	/* the sources; held while pumping */
 	struct fdr_eq_src *srcs;
@@ -184,7 +178,7 @@ struct fdr_connreq {
 struct fdr_pep {
 	struct fid_pep pep_fid;
 	pthread_mutex_t lock;
-	struct fdr_fabric *fabric;
+	struct fd_layer_fabric *fabric;
 	struct fi_info *info;		/* the user's */
 	struct fid_eq *ieq;
 	struct fid_pep *ipep;

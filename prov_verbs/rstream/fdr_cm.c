@@ -572,7 +572,7 @@ int fdr_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 	if (!pep)
 		return -FI_ENOMEM;
 	pthread_mutex_init(&pep->lock, NULL);
-	pep->fabric = fd_container_of(fabric, struct fdr_fabric, fabric_fid);
+	pep->fabric = fd_layer_fabric_of(fabric);
 	pep->iwarp = fdr_info_iwarp(info);
 	pep->info = fi_dupinfo(info);
 	core = fdr_core_info(info);
@@ -581,10 +581,10 @@ int fdr_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		goto err;
 	}
 	pep->info->handle = NULL;
-	ret = fi_eq_open(pep->fabric->ifab, &eq_attr, &pep->ieq, pep);
+	ret = fi_eq_open(pep->fabric->lower, &eq_attr, &pep->ieq, pep);
 	if (ret)
 		goto err;
-	ret = fi_passive_ep(pep->fabric->ifab, core, &pep->ipep, pep);
+	ret = fi_passive_ep(pep->fabric->lower, core, &pep->ipep, pep);
 	if (ret)
 		goto err;
 	ret = fi_pep_bind(pep->ipep, &pep->ieq->fid, 0);

@@ -63,8 +63,8 @@ int fdr_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		fi_freeinfo(core);
 		return -FI_ENOMEM;
 	}
-	dom->fabric = fd_container_of(fabric, struct fdr_fabric, fabric_fid);
-	ret = fi_domain(dom->fabric->ifab, core, &dom->idom, dom);
+	dom->fabric = fd_layer_fabric_of(fabric);
+	ret = fi_domain(dom->fabric->lower, core, &dom->idom, dom);
 	fi_freeinfo(core);
 	if (ret) {
 		free(dom);

@@ -400,7 +400,7 @@ int fdr_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (ep->rx_size > dom->max_queue)
 		ep->rx_size = (uint32_t)dom->max_queue;
 
-	ret = fi_eq_open(dom->fabric->ifab, &eq_attr, &ep->ieq, ep);
+	ret = fi_eq_open(dom->fabric->lower, &eq_attr, &ep->ieq, ep);
 	if (!ret)
 		ret = fi_control(&ep->ieq->fid, FI_GETWAIT, &ep->src.fd);
 	if (ret)

@@ -122,14 +122,14 @@ struct fdr_eq *fdr_eq_of_fid(struct fid *fid)
 int fdr_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq_out, void *context)
 {
-	struct fdr_fabric *fab;
+	struct fd_layer_fabric *fab;
 	struct fd_eq *core;
 	struct fdr_eq *eq;
 	int ret;
 
 	if (!fabric || !eq_out)
 		return -FI_EINVAL;
-	fab = fd_container_of(fabric, struct fdr_fabric, fabric_fid);
+	fab = fd_layer_fabric_of(fabric);
 	ret = fd_eq_new(sizeof(*eq), attr, fabric->api_version, &fdr_eq_class, context, &core);
 	if (ret)
 		return ret;

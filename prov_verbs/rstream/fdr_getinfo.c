@@ -179,7 +179,7 @@ int fdr_getinfo(uint32_t version, const char *node, const char *service,
 {
 	const struct fi_ep_attr *hep = hints ? hints->ep_attr : NULL;
 	uint32_t asked = hep ? hep->protocol : FI_PROTO_UNSPEC;
-	struct fi_info *core_hints, *core = NULL;
+	struct fi_info *core;
 	int ret;
 
 	if (!info)
@@ -190,13 +190,10 @@ int fdr_getinfo(uint32_t version, const char *node, const char *service,
 	if (asked != FI_PROTO_UNSPEC && asked != FI_PROTO_RSTREAM &&
 	    asked != FI_PROTO_IWARP)
 		return -FI_ENODATA;
-	core_hints = fdr_core_hints(hints);
-	if (!core_hints)
-		return -FI_ENOMEM;
 	/* Even the attributes alone come only if verbs would serve us (it
 	 * refuses, for one, a program built against other headers). */
-	ret = fdv_provider.getinfo(version, node, service, flags, core_hints, &core);
-	fi_freeinfo(core_hints);
+	ret = fd_layer_lower_getinfo(fdv_getinfo, version, node, service, flags,
+				     fdr_core_hints(hints), &core);
 	if (ret)
 		return ret;
 	if (flags & FI_PROV_ATTR_ONLY) {

@@ -321,7 +321,7 @@ static int fdr_arm(struct fdr_ep *ep, bool always)
 		return 0;
 	if (ep->icq && !ep->cq_armed) {
 		struct fid *cq = &ep->icq->fid;
-		int ret = fi_trywait(ep->domain->fabric->ifab, &cq, 1);
+		int ret = fi_trywait(ep->domain->fabric->lower, &cq, 1);
 
 		if (ret == -FI_EAGAIN)
 			return -FI_EAGAIN;

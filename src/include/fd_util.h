@@ -14,6 +14,7 @@
 #define FD_UTIL_H
 
 #include <endian.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -228,6 +229,29 @@ int fd_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 void fd_fabric_init(struct fid_fabric *fabric, const struct fi_fabric_attr *attr,
 		    void *context, struct fi_ops *fid_ops, struct fi_ops_fabric *ops);
 
+/* ---- a layer's fabric: the same fabric of the provider below ----
+ * All a layer's fabric holds is the lower provider's fabric, which the
+ * layer opens its domains, EQs and passive endpoints on, and a count of
+ * the layer's objects opened on it: fi_close says -FI_EBUSY while any is
+ * open instead of freeing the fabric under them. */
+struct fd_layer_fabric {
+	struct fid_fabric fabric_fid;
+	struct fid_fabric *lower;
+	atomic_int refs;
+};
+
+/* fi_fabric of a layer: the fabric `attr` names opened of provider
+ * lower_prov (attr->prov_name is not looked at), answering fi_close (the
+ * core's) and `ops`. src/fd_util.c. */
+int fd_layer_fabric_open(const char *lower_prov, struct fi_fabric_attr *attr,
+			 void *context, struct fi_ops_fabric *ops,
+			 struct fid_fabric **fabric);
+
+static inline struct fd_layer_fabric *fd_layer_fabric_of(struct fid_fabric *fabric)
+{
+	return fd_container_of(fabric, struct fd_layer_fabric, fabric_fid);
+}
+
 /* fi_getopt of an endpoint whose one option is FI_OPT_CM_DATA_SIZE (max):
  * -FI_ENOPROTOOPT for any other, -FI_ETOOSMALL (and *optlen the size
  * needed) for a short buffer (fi_endpoint(3)). src/fd_util.c. */
@@ -288,6 +312,20 @@ void fd_info_size_defaults(struct fi_info *fi, const struct fi_info *hints,
 /* The end of every getinfo: ret < 0 frees head and returns ret; no entry
  * is -FI_ENODATA; else *info = head, 0. */
 int fd_info_hand_out(struct fi_info *head, int ret, struct fi_info **info);
+
+/* A provider's own getinfo (struct fd_provider's), which a layer calls
+ * for the entries below it: fi_getinfo would apply the application's
+ * provider selection and enter the layers again. */
+typedef int (*fd_getinfo_fn)(uint32_t version, const char *node,
+			     const char *service, uint64_t flags,
+			     const struct fi_info *hints, struct fi_info **info);
+
+/* The entries of the provider below a layer: getinfo asked with
+ * lower_hints (from fd_layer_core_hints), which this frees; NULL
+ * lower_hints (they could not be made) is -FI_ENOMEM. src/fd_info.c. */
+int fd_layer_lower_getinfo(fd_getinfo_fn getinfo, uint32_t version,
+			   const char *node, const char *service, uint64_t flags,
+			   struct fi_info *lower_hints, struct fi_info **lower);
 
 /* Takes (frees) core; *info the layer's entries in core's order, or
  * -FI_ENODATA when none is left. Matching ignores the hints' provider

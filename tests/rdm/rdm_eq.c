@@ -159,8 +159,11 @@ static void check_fabric(uint32_t version)
 	FDT_EXPECT(fi_domain2(fab, dom.info, &d, 1ULL << 50, NULL), -FI_EBADFLAGS);
 	FDT_OK(fi_domain2(fab, dom.info, &d, 0, NULL));
 	FDT_OK(fi_eq_open(fab, &eq_attr, &eq, NULL));
-	FDT_OK(fi_close(&eq->fid));
+	/* the fabric stays while anything opened on it is open */
+	FDT_EXPECT(fi_close(&fab->fid), -FI_EBUSY);
 	FDT_OK(fi_close(&d->fid));
+	FDT_EXPECT(fi_close(&fab->fid), -FI_EBUSY);
+	FDT_OK(fi_close(&eq->fid));
 	FDT_OK(fi_close(&fab->fid));
 }
 #endif
