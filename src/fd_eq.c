@@ -440,6 +440,8 @@ void fd_eq_fini(struct fd_eq *eq)
 	close(eq->epfd);
 	close(eq->efd);
 	pthread_mutex_destroy(&eq->lock);
+	if (eq->owner_refs)
+		atomic_fetch_sub(eq->owner_refs, 1);
 }
 
 static int fd_eq_close(struct fid *fid)
@@ -449,7 +451,10 @@ static int fd_eq_close(struct fid *fid)
 	if (atomic_load(&eq->refs) || fd_waitable_busy(&eq->waitable))
 		return -FI_EBUSY;
 	fd_eq_fini(eq);
-	eq->cls->close(eq);
+	if (eq->cls->close)
+		eq->cls->close(eq);
+	else
+		free(eq);
 	return 0;
 }
 
@@ -467,7 +472,7 @@ static struct fi_ops fd_eq_fi_ops =
 	FD_FI_OPS(fd_eq_close, fd_no_fid_bind, fd_eq_control, fd_no_fid_tostr);
 
 int fd_eq_init(struct fd_eq *eq, const struct fi_eq_attr *attr, uint32_t version,
-	       const struct fd_eq_class *cls, void *context)
+	       atomic_int *owner_refs, const struct fd_eq_class *cls, void *context)
 {
 	enum fi_wait_obj wait = FI_WAIT_FD;
 	int ret;
@@ -504,6 +509,9 @@ int fd_eq_init(struct fd_eq *eq, const struct fi_eq_attr *attr, uint32_t version
 			       wait == FI_WAIT_SET ? attr->wait_set : NULL);
 	if (ret)
 		goto err_lock;
+	eq->owner_refs = owner_refs;
+	if (owner_refs)
+		atomic_fetch_add(owner_refs, 1);
 	return 0;
 err_lock:
 	pthread_mutex_destroy(&eq->lock);
@@ -516,14 +524,15 @@ err_fds:
 }
 
 int fd_eq_new(size_t size, const struct fi_eq_attr *attr, uint32_t version,
-	      const struct fd_eq_class *cls, void *context, struct fd_eq **out)
+	      atomic_int *owner_refs, const struct fd_eq_class *cls, void *context,
+	      struct fd_eq **out)
 {
 	struct fd_eq *eq = calloc(1, size);
 	int ret;
 
 	if (!eq)
 		return -FI_ENOMEM;
-	ret = fd_eq_init(eq, attr, version, cls, context);
+	ret = fd_eq_init(eq, attr, version, owner_refs, cls, context);
 	if (ret) {
 		free(eq);
 		return ret;

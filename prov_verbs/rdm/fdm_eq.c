@@ -12,20 +12,13 @@
 #include "fdm.h"
 
 struct fdm_eq {
-	struct fd_eq core;		/* first */
-	struct fd_layer_fabric *fabric;	/* holds a reference */
+	struct fd_eq core;		/* first; holds the fabric's reference */
 };
 
-static void fdm_eq_close(struct fd_eq *core)
-{
-	struct fdm_eq *eq = fd_container_of(core, struct fdm_eq, core);
-
-	atomic_fetch_sub(&eq->fabric->refs, 1);
-	free(eq);
-}
-
+/* No sources and no entries of its own: the core does all, this object
+ * only names the RDM EQ's class (fdm_eq_from_fid). */
 static const struct fd_eq_class fdm_eq_class = {
-	.close = fdm_eq_close,
+	.status_text = NULL,
 };
 
 struct fdm_eq *fdm_eq_from_fid(struct fid *fid)
@@ -64,18 +57,14 @@ int fdm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq_out, void *context)
 {
 	struct fd_eq *core;
-	struct fdm_eq *eq;
 	int ret;
 
 	if (!fabric || !eq_out)
 		return -FI_EINVAL;
-	ret = fd_eq_new(sizeof(struct fdm_eq), attr, fabric->api_version, &fdm_eq_class,
-			context, &core);
+	ret = fd_eq_new(sizeof(struct fdm_eq), attr, fabric->api_version,
+			&fd_layer_fabric_of(fabric)->refs, &fdm_eq_class, context, &core);
 	if (ret)
 		return ret;
-	eq = fd_container_of(core, struct fdm_eq, core);
-	eq->fabric = fd_layer_fabric_of(fabric);
-	atomic_fetch_add(&eq->fabric->refs, 1);
 	*eq_out = &core->eq_fid;
 	return 0;
 }

@@ -86,8 +86,7 @@ struct fdr_eq_src {
 
 /* The rstream EQ: the core's (queue, wait fd, fi_ops) plus its sources. */
 struct fdr_eq {
-	struct fd_eq core;		/* first */
-	struct fd_layer_fabric *fabric;
+	struct fd_eq core;		/* first; holds the fabric's reference */
 	/* Order: src_lock, then a source's own lock, then core.lock. */
 	pthread_mutex_t src_lock;	/* the sources; held while pumping */
 	struct fdr_eq_src *srcs;

@@ -101,7 +101,6 @@ static void fdr_eq_close(struct fd_eq *core)
 	struct fdr_eq *eq = fd_container_of(core, struct fdr_eq, core);
 
 	pthread_mutex_destroy(&eq->src_lock);
-	atomic_fetch_sub(&eq->fabric->refs, 1);
 	free(eq);
 }
 
@@ -122,21 +121,18 @@ struct fdr_eq *fdr_eq_of_fid(struct fid *fid)
 int fdr_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq_out, void *context)
 {
-	struct fd_layer_fabric *fab;
 	struct fd_eq *core;
 	struct fdr_eq *eq;
 	int ret;
 
 	if (!fabric || !eq_out)
 		return -FI_EINVAL;
-	fab = fd_layer_fabric_of(fabric);
-	ret = fd_eq_new(sizeof(*eq), attr, fabric->api_version, &fdr_eq_class, context, &core);
+	ret = fd_eq_new(sizeof(*eq), attr, fabric->api_version,
+			&fd_layer_fabric_of(fabric)->refs, &fdr_eq_class, context, &core);
 	if (ret)
 		return ret;
 	eq = fd_container_of(core, struct fdr_eq, core);
-	eq->fabric = fab;
 	pthread_mutex_init(&eq->src_lock, NULL);
-	atomic_fetch_add(&eq->fabric->refs, 1);
 	*eq_out = &eq->core.eq_fid;
 	return 0;
 }

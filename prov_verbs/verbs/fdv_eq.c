@@ -145,7 +145,6 @@ static void fdv_eq_close(struct fd_eq *core)
 
 	rdma_destroy_event_channel(eq->channel);
 	close(eq->tfd);
-	atomic_fetch_sub(&eq->fabric->refs, 1);
 	free(eq);
 }
 
@@ -174,7 +173,8 @@ int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	if (!fabric || !eq_out)
 		return -FI_EINVAL;
 	fab = FDV_OBJ(struct fdv_fabric, fabric_fid, fabric);
-	ret = fd_eq_new(sizeof(*eq), attr, fabric->api_version, &fdv_eq_class, context, &core);
+	ret = fd_eq_new(sizeof(*eq), attr, fabric->api_version, &fab->refs, &fdv_eq_class,
+			context, &core);
 	if (ret)
 		return ret;
 	eq = fd_container_of(core, struct fdv_eq, core);
@@ -190,8 +190,6 @@ int fdv_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		ret = fd_eq_add_fd(&eq->core, eq->tfd);
 	if (ret)
 		goto err;
-	eq->fabric = fab;
-	atomic_fetch_add(&fab->refs, 1);
 	*eq_out = &eq->core.eq_fid;
 	return 0;
 err:

@@ -72,8 +72,8 @@ struct fdv_domain {
 
 /* The EQ: the core's (queue, wait fd, fi_ops) plus the rdma_cm side. */
 struct fdv_eq {
-	struct fd_eq core;		/* first; core.lock also guards connecting */
-	struct fdv_fabric *fabric;
+	struct fd_eq core;		/* first; core.lock also guards connecting; holds
+					 * the fabric's reference */
 	struct rdma_event_channel *channel;	/* in core's wait fd */
 	/* fi_connect calls with a deadline (FI_VERBS_CONNECT_TIMEOUT): the
 	 * timerfd, in core's wait fd, fires at the earliest so that sread

@@ -54,7 +54,8 @@ struct fd_eq_class {
 	 * the core frees the entry itself. NULL: nothing held. */
 	void (*drop)(struct fd_eq_entry *e);
 	/* After the core's teardown in fi_close: the layer's own, and free
-	 * the object. */
+	 * the object. NULL: nothing of the layer's; the core frees the
+	 * object (fd_eq_new's). */
 	void (*close)(struct fd_eq *eq);
 	/* fi_eq_strerror of a prov_errno >= 0; NULL: fi_strerror of it. */
 	const char *status_text;
@@ -71,6 +72,9 @@ struct fd_eq {
 	struct fd_eq_entry *head, *tail;
 	struct fd_eq_entry *last_err;	/* readerr's err_data, until the next read */
 	atomic_int refs;		/* objects bound: fi_close says -FI_EBUSY */
+	/* The opening fabric's count, held from init to fini so that the
+	 * fabric's fi_close says -FI_EBUSY while the EQ is open (NULL: none). */
+	atomic_int *owner_refs;
 	struct fd_waitable waitable;	/* wait sets and poll sets */
 };
 
@@ -79,11 +83,12 @@ struct fd_eq {
  * (class FI_CLASS_EQ, the core's ops) and joins attr's wait set. On error
  * nothing is left to undo. */
 int fd_eq_init(struct fd_eq *eq, const struct fi_eq_attr *attr, uint32_t version,
-	       const struct fd_eq_class *cls, void *context);
+	       atomic_int *owner_refs, const struct fd_eq_class *cls, void *context);
 /* A layer's EQ object of size bytes (struct fd_eq first), zeroed and
  * through fd_eq_init; on error nothing is left. */
 int fd_eq_new(size_t size, const struct fi_eq_attr *attr, uint32_t version,
-	      const struct fd_eq_class *cls, void *context, struct fd_eq **out);
+	      atomic_int *owner_refs, const struct fd_eq_class *cls, void *context,
+	      struct fd_eq **out);
 /* Undo fd_eq_init for a layer whose open fails after it (drops entries). */
 void fd_eq_fini(struct fd_eq *eq);
 /* The EQ behind a fid, if it is one of this library's (any layer's), or,

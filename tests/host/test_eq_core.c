@@ -53,7 +53,7 @@ static struct fd_eq *open_eq(void)
 	struct fi_eq_attr attr = { .size = 16, .wait_obj = FI_WAIT_FD };
 	struct fd_eq *eq = NULL;
 
-	CHECK_EQ(fd_eq_new(sizeof(*eq), &attr, FI_VERSION(1, 17), &test_class,
+	CHECK_EQ(fd_eq_new(sizeof(*eq), &attr, FI_VERSION(1, 17), NULL, &test_class,
 			   NULL, &eq), 0);
 	if (!eq) {
 		fprintf(stderr, "cannot open an EQ\n");
@@ -230,11 +230,42 @@ static void test_busy(void)
 	CHECK_EQ(fi_close(&eq->eq_fid.fid), 0);
 }
 
+/* The opening fabric's count is held from open to close, and an open
+ * that fails leaves it as it was; a class without a close hook has the
+ * core free the object. */
+static const struct fd_eq_class bare_class = { .status_text = NULL };
+
+static void test_owner_refs(void)
+{
+	struct fi_eq_attr attr = { .size = 16, .wait_obj = FI_WAIT_FD };
+	struct fi_eq_attr bad = { .size = 16, .wait_obj = FI_WAIT_MUTEX_COND };
+	atomic_int owner;
+	struct fd_eq *eq = NULL, *eq2 = NULL;
+
+	atomic_init(&owner, 0);
+	CHECK_EQ(fd_eq_new(sizeof(*eq), &attr, FI_VERSION(1, 17), &owner, &bare_class,
+			   NULL, &eq), 0);
+	CHECK_EQ(atomic_load(&owner), 1);
+	CHECK_EQ(fd_eq_new(sizeof(*eq2), &attr, FI_VERSION(1, 17), &owner, &bare_class,
+			   NULL, &eq2), 0);
+	CHECK_EQ(atomic_load(&owner), 2);
+	CHECK(fd_eq_new(sizeof(*eq), &bad, FI_VERSION(1, 17), &owner, &bare_class,
+			NULL, &eq) < 0, "an EQ with an unsupported wait object opened");
+	CHECK_EQ(atomic_load(&owner), 2);
+	if (eq2)
+		CHECK_EQ(fi_close(&eq2->eq_fid.fid), 0);
+	CHECK_EQ(atomic_load(&owner), 1);
+	if (eq)
+		CHECK_EQ(fi_close(&eq->eq_fid.fid), 0);
+	CHECK_EQ(atomic_load(&owner), 0);
+}
+
 int main(void)
 {
 	test_read_shapes();
 	test_forget();
 	test_busy();
+	test_owner_refs();
 	if (fdt_check_failures) {
 		fprintf(stderr, "test_eq_core: %d checks failed\n", fdt_check_failures);
 		return 1;
