@@ -461,16 +461,16 @@ int fd_info_hand_out(struct fi_info *head, int ret, struct fi_info **info)
 	return 0;
 }
 
-int fd_layer_lower_getinfo(fd_getinfo_fn getinfo, uint32_t version,
+int fd_layer_lower_getinfo(const struct fd_provider *lower, uint32_t version,
 			   const char *node, const char *service, uint64_t flags,
-			   struct fi_info *lower_hints, struct fi_info **lower)
+			   struct fi_info *lower_hints, struct fi_info **entries)
 {
 	int ret;
 
-	*lower = NULL;
+	*entries = NULL;
 	if (!lower_hints)
 		return -FI_ENOMEM;
-	ret = getinfo(version, node, service, flags, lower_hints, lower);
+	ret = lower->getinfo(version, node, service, flags, lower_hints, entries);
 	fi_freeinfo(lower_hints);
 	return ret;
 }

@@ -260,9 +260,9 @@ int fdm_getinfo(uint32_t version, const char *node, const char *service,
 	if (hep && hep->protocol != FI_PROTO_UNSPEC && hep->protocol != FI_PROTO_RXM)
 		return -FI_ENODATA;
 
-	/* fdv_getinfo refuses a program built against other inline headers
+	/* verbs refuses a program built against other inline headers
 	 * (-FI_ENOSYS, which fi_getinfo prefers to the others' -FI_ENODATA). */
-	ret = fd_layer_lower_getinfo(fdv_getinfo, fdm_core_version(version), node,
+	ret = fd_layer_lower_getinfo(&fdv_provider, fdm_core_version(version), node,
 				     service, flags, fdm_core_hints(hints), &core);
 	if (ret)
 		return ret;

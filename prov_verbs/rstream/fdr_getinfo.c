@@ -192,7 +192,7 @@ int fdr_getinfo(uint32_t version, const char *node, const char *service,
 		return -FI_ENODATA;
 	/* Even the attributes alone come only if verbs would serve us (it
 	 * refuses, for one, a program built against other headers). */
-	ret = fd_layer_lower_getinfo(fdv_getinfo, version, node, service, flags,
+	ret = fd_layer_lower_getinfo(&fdv_provider, version, node, service, flags,
 				     fdr_core_hints(hints), &core);
 	if (ret)
 		return ret;

@@ -313,19 +313,16 @@ void fd_info_size_defaults(struct fi_info *fi, const struct fi_info *hints,
  * is -FI_ENODATA; else *info = head, 0. */
 int fd_info_hand_out(struct fi_info *head, int ret, struct fi_info **info);
 
-/* A provider's own getinfo (struct fd_provider's), which a layer calls
- * for the entries below it: fi_getinfo would apply the application's
- * provider selection and enter the layers again. */
-typedef int (*fd_getinfo_fn)(uint32_t version, const char *node,
-			     const char *service, uint64_t flags,
-			     const struct fi_info *hints, struct fi_info **info);
+struct fd_provider;
 
-/* The entries of the provider below a layer: getinfo asked with
- * lower_hints (from fd_layer_core_hints), which this frees; NULL
- * lower_hints (they could not be made) is -FI_ENOMEM. src/fd_info.c. */
-int fd_layer_lower_getinfo(fd_getinfo_fn getinfo, uint32_t version,
+/* The entries of the provider below a layer: its own getinfo (not
+ * fi_getinfo, which would apply the application's provider selection and
+ * enter the layers again) asked with lower_hints (from
+ * fd_layer_core_hints), which this frees; NULL lower_hints (they could
+ * not be made) is -FI_ENOMEM. src/fd_info.c. */
+int fd_layer_lower_getinfo(const struct fd_provider *lower, uint32_t version,
 			   const char *node, const char *service, uint64_t flags,
-			   struct fi_info *lower_hints, struct fi_info **lower);
+			   struct fi_info *lower_hints, struct fi_info **entries);
 
 /* Takes (frees) core; *info the layer's entries in core's order, or
  * -FI_ENODATA when none is left. Matching ignores the hints' provider
